@@ -1,0 +1,25 @@
+module github.com/vinfer/vinfer
+
+go 1.26.0
+
+require (
+	github.com/asticode/go-astiav v0.16.0 // indirect
+	github.com/asticode/go-astikit v0.42.0 // indirect
+	github.com/bluenviron/gortsplib/v5 v5.6.4 // indirect
+	github.com/bluenviron/mediacommon/v2 v2.9.3 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/goccy/go-yaml v1.19.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/pion/logging v0.2.4 // indirect
+	github.com/pion/randutil v0.1.0 // indirect
+	github.com/pion/rtcp v1.2.17 // indirect
+	github.com/pion/rtp v1.10.6 // indirect
+	github.com/pion/sdp/v3 v3.0.19 // indirect
+	github.com/pion/srtp/v3 v3.0.13 // indirect
+	github.com/pion/transport/v4 v4.1.0 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
+	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)

@@ -1,0 +1,105 @@
+// Package preprocess turns decoded frames into model input tensors: color conversion, resize
+// (letterbox or stretch), channel order and normalization into NCHW float32.
+package preprocess
+
+import "fmt"
+
+// ColorOrder is the channel order a model expects.
+type ColorOrder uint8
+
+// Channel orders.
+const (
+	BGR ColorOrder = iota // OpenCV's order (cv2.imread)
+	RGB
+)
+
+// ResizeMode is how a frame is fitted into the model's input.
+type ResizeMode uint8
+
+// Resize modes.
+const (
+	// Letterbox keeps the aspect ratio: scale r = min(W/w, H/h), the rest padded with Pad.
+	Letterbox ResizeMode = iota
+	// Stretch resizes to exactly W×H, changing the aspect ratio.
+	Stretch
+)
+
+// Align places a letterboxed picture in the canvas.
+type Align uint8
+
+// Letterbox alignments.
+const (
+	TopLeft Align = iota // picture at (0,0), padding right and bottom (YOLOX)
+	Center               // padding split evenly on both sides (YOLOv5/v8)
+)
+
+// Interp is the resampling filter.
+type Interp uint8
+
+// Resampling filters.
+const (
+	Bilinear Interp = iota // OpenCV INTER_LINEAR (half-pixel centres)
+	Area                   // OpenCV INTER_AREA: box average when shrinking, bilinear when enlarging
+)
+
+// Spec is a model's preprocessing. Each output value is (pixel·Scale − Mean[c]) / Std[c], with c
+// in the output channel order (Color).
+type Spec struct {
+	// Width and Height of the model input in pixels.
+	Width, Height int
+	Color         ColorOrder
+	Resize        ResizeMode
+	Align         Align
+	Interp        Interp
+	// Pad is the 0–255 value of letterbox padding, before normalization (114 for YOLOX).
+	Pad   uint8
+	Scale float32
+	Mean  [3]float32
+	Std   [3]float32
+}
+
+// Validate reports a spec that cannot work.
+func (s Spec) Validate() error {
+	if s.Width <= 0 || s.Height <= 0 {
+		return fmt.Errorf("preprocess: input size %dx%d must be positive", s.Width, s.Height)
+	}
+	for c := 0; c < 3; c++ {
+		if s.Std[c] == 0 {
+			return fmt.Errorf("preprocess: std[%d] is 0", c)
+		}
+	}
+	if s.Scale == 0 {
+		return fmt.Errorf("preprocess: scale is 0")
+	}
+	return nil
+}
+
+// Transform maps model-input coordinates back to source-frame pixels:
+// src = (net − Offset) / Scale, per axis, clamped to the frame.
+type Transform struct {
+	ScaleX, ScaleY   float32
+	OffsetX, OffsetY float32
+	// SrcWidth and SrcHeight of the source frame in pixels.
+	SrcWidth, SrcHeight int
+}
+
+// ToSource maps a box [x1,y1,x2,y2] in model-input pixels to source pixels, clamped to the frame.
+func (t Transform) ToSource(b [4]float32) [4]float32 {
+	w, h := float32(t.SrcWidth), float32(t.SrcHeight)
+	return [4]float32{
+		clamp((b[0]-t.OffsetX)/t.ScaleX, 0, w),
+		clamp((b[1]-t.OffsetY)/t.ScaleY, 0, h),
+		clamp((b[2]-t.OffsetX)/t.ScaleX, 0, w),
+		clamp((b[3]-t.OffsetY)/t.ScaleY, 0, h),
+	}
+}
+
+func clamp(v, lo, hi float32) float32 {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for building, testing and running vinfer. Idempotent.
+#   - Debian packages: Go toolchain deps (gcc, pkg-config), FFmpeg 5.1 dev libraries, ffmpeg CLI
+#     (test peers), python3-onnx (test model generator), chromium (browser tests), npm.
+#   - ONNX Runtime 1.30.0 CPU library from npm onnxruntime-node@1.30.0 -> third_party/ort/lib/
+#   - models, labels, videos, images -> assets/ (copied from ../shared/assets, else downloaded
+#     from the public sources in scripts/assets.sha256 with sha256 checks)
+# Env: VINFER_SKIP_APT=1 skips apt; VINFER_ASSETS_SRC=DIR copies assets from DIR.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+pkgs=(gcc pkg-config ca-certificates curl ffmpeg
+  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
+  python3-onnx python3-numpy chromium)
+command -v npm >/dev/null || pkgs+=(npm)  # Node.js from elsewhere often bundles npm; Debian's conflicts with it
+if [ "${VINFER_SKIP_APT:-0}" != 1 ]; then
+  missing=()
+  for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    log "installing Debian packages: ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+
+if ! command -v go >/dev/null; then
+  [ -x /usr/local/go/bin/go ] && export PATH=$PATH:/usr/local/go/bin || { log "Go 1.22+ is required (https://go.dev/dl/)"; exit 1; }
+fi
+
+# ONNX Runtime CPU library.
+ortdir=third_party/ort/lib
+if [ ! -f "$ortdir/libonnxruntime.so.1" ]; then
+  log "fetching ONNX Runtime 1.30.0 (npm onnxruntime-node@1.30.0)"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent onnxruntime-node@1.30.0 >/dev/null)
+  tar xzf "$tmp"/onnxruntime-node-1.30.0.tgz -C "$tmp" package/bin/napi-v6/linux/x64/libonnxruntime.so.1
+  mkdir -p "$ortdir"
+  cp "$tmp"/package/bin/napi-v6/linux/x64/libonnxruntime.so.1 "$ortdir"/
+  rm -rf "$tmp"
+fi
+
+# Assets.
+"$root"/scripts/assets.sh
+log "ok"
