@@ -1,0 +1,69 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseValid(t *testing.T) {
+	c, err := Parse([]byte(`
+models:
+  - name: yolox
+    path: models/yolox.onnx
+    max_batch: 8
+    max_delay: 2ms
+    preprocess: {color: bgr, resize: letterbox, align: top-left, pad: 114}
+streams:
+  - {id: a, source: videos/a.mp4, model: yolox, loop: true, interval: 2}
+  - {id: cam, source: "rtsp://u:p@127.0.0.1/x", model: yolox, drop: oldest, transport: tcp}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(c.Models[0].MaxDelay) != 2*time.Millisecond || c.Models[0].MaxBatch != 8 {
+		t.Fatalf("model %+v", c.Models[0])
+	}
+	if len(c.Streams) != 2 || !c.Streams[0].Loop || c.Streams[1].Transport != "tcp" {
+		t.Fatalf("streams %+v", c.Streams)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"unknown field", "models: [{name: m, path: x, famly: yolox}]", "famly"},
+		{"unknown model", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: n}]", `model "n" is not declared`},
+		{"duplicate stream", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m}, {id: a, source: g, model: m}]", "duplicate stream id"},
+		{"bad family", "models: [{name: m, path: x, family: yolo9000}]", "family"},
+		{"bad duration", "models: [{name: m, path: x, max_delay: soon}]", "duration"},
+		{"bad drop", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, drop: newest}]", "drop"},
+		{"zero std", "models: [{name: m, path: x, preprocess: {std: [1, 0, 1]}}]", "divide by zero"},
+		{"missing path", "models: [{name: m}]", "path to the .onnx file is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadResolvesRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "run.yaml")
+	os.WriteFile(p, []byte("models: [{name: m, path: m.onnx, labels: l.names}]\nstreams: [{id: a, source: v.mp4, model: m}, {id: b, source: 'rtsp://h/x', model: m}]\n"), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Models[0].Path != filepath.Join(dir, "m.onnx") || c.Models[0].Labels != filepath.Join(dir, "l.names") ||
+		c.Streams[0].Source != filepath.Join(dir, "v.mp4") || c.Streams[1].Source != "rtsp://h/x" {
+		t.Fatalf("%+v %+v", c.Models, c.Streams)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil {
+		t.Fatal("no error for a missing file")
+	}
+}
