@@ -65,7 +65,7 @@ func sat8(v int32) int32 { return min(max(v, 0), 255) }
 func tap(d, src int, scale, inv float64, area bool) (s int, w0, w1 int32) {
 	var f float32
 	if !area {
-		f = float32(float64(float64(d)+0.5)*scale - 0.5)
+		f = float32(float64((float64(d)+0.5)*scale) - 0.5)
 		s = int(math.Floor(float64(f)))
 		f -= float32(s)
 	} else {
