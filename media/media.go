@@ -43,6 +43,10 @@ type AccessUnit struct {
 	Key bool
 	// Wallclock is the capture time when the source knows it (RTCP sender reports), else zero.
 	Wallclock time.Time
+	// Discontinuity reports that the source lost data just before this access unit (packet
+	// loss, reconnect, sender restart) and dropped what could not be decoded: this unit is a
+	// key frame that decoding resumes from, and PTS may have jumped forward.
+	Discontinuity bool
 }
 
 // StreamInfo describes the video elementary stream of a source.
