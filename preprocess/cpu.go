@@ -40,8 +40,7 @@ type CPU struct {
 	srcW, srcH int
 	place      Placement
 	x, y       axis
-	xofs       []int32 // x.idx × 3: byte offsets in a packed row
-	cols       []int32 // source columns the x filter reads; nil when it reads them all
+	spans      []int32 // [x0, x1) pairs: the source columns the x filter reads
 	bands      []band
 
 	// Worker goroutines (Workers > 1).
@@ -61,11 +60,11 @@ type job struct {
 // band is one worker's output rows and scratch buffers.
 type band struct {
 	c      *CPU
-	y0, y1 int       // output rows of the resized picture, [y0, y1)
-	packed []byte    // one converted source row, packed BGR (YUV frames)
-	ring   [][]int32 // horizontally resampled source rows, nw×3 each
-	ringY  []int     // source row held by each ring slot, -1 when none
-	rows   [][]int32 // the rows of the current output row, one per y tap
+	y0, y1 int        // output rows of the resized picture, [y0, y1)
+	packed []uint64   // one source row, packed into lanes
+	ring   [][]uint64 // horizontally resampled source rows, nw packed pixels each
+	ringY  []int      // source row held by each ring slot, -1 when none
+	rows   [][]uint64 // the rows of the current output row, one per y tap
 }
 
 // NewCPU returns an initialised CPU preprocessor for spec, or the spec's validation error.
@@ -194,24 +193,19 @@ func (c *CPU) setup(w, h int) {
 	nw, nh := c.place.Width, c.place.Height
 	setAxes(&c.x, &c.y, c.Spec.Interp, w, h, nw, nh)
 
-	c.xofs = c.xofs[:0]
-	for _, i := range c.x.idx {
-		c.xofs = append(c.xofs, 3*i)
-	}
-	// Columns the x filter reads, for converting only those of a YUV row.
-	used := make([]bool, w)
-	n := 0
-	for i, x := range c.x.idx {
-		if c.x.wt[i] != 0 && !used[x] {
-			used[x] = true
-			n++
-		}
-	}
-	c.cols = c.cols[:0]
-	if n < w*9/10 {
-		for x, u := range used {
-			if u {
-				c.cols = append(c.cols, int32(x))
+	// Runs of columns the x filter reads, so that only those are converted or packed: a
+	// large shrink skips most of each row.
+	c.spans = c.spans[:0]
+	for d, s := range c.x.start {
+		for t := range c.x.taps {
+			if c.x.wt[d*c.x.taps+t] == 0 {
+				continue
+			}
+			x := int32(int(s) + t)
+			if n := len(c.spans); n > 0 && x <= c.spans[n-1] {
+				c.spans[n-1] = max(c.spans[n-1], x+1) // inside or extending the last run
+			} else {
+				c.spans = append(c.spans, x, x+1)
 			}
 		}
 	}
@@ -225,11 +219,11 @@ func (c *CPU) setup(w, h int) {
 		b := &c.bands[i]
 		b.c = c
 		b.y0, b.y1 = nh*i/workers, nh*(i+1)/workers
-		b.packed = grow(b.packed, 3*w)
+		b.packed = grow(b.packed, w)
 		b.ring = b.ring[:0]
 		b.ringY = b.ringY[:0]
 		for range c.y.taps {
-			b.ring = append(b.ring, make([]int32, 3*nw))
+			b.ring = append(b.ring, make([]uint64, nw))
 			b.ringY = append(b.ringY, -1)
 		}
 		b.rows = grow(b.rows, c.y.taps)
@@ -287,25 +281,29 @@ func (b *band) run() {
 	shift := c.x.bits + c.y.bits
 	rows := b.rows
 	for dy := b.y0; dy < b.y1; dy++ {
+		sy := int(c.y.start[dy])
 		for t := range ty {
-			rows[t] = b.row(int(c.y.idx[dy*ty+t]))
+			rows[t] = b.row(sy + t)
 		}
 		o := (c.place.Y+dy)*W + c.place.X
 		p0 := j.planes[0][o : o+nw]
 		p1 := j.planes[1][o : o+nw]
 		p2 := j.planes[2][o : o+nw]
 		wts := c.y.wt[dy*ty : (dy+1)*ty]
-		if ty == 2 && shift == 2*linearBits {
+		switch {
+		case ty == 2 && shift == 2*linearBits:
 			vLinear(p0, p1, p2, rows[0], rows[1], wts[0], wts[1], j.luts)
-		} else {
+		case ty == 3:
+			vArea3(p0, p1, p2, rows[0], rows[1], rows[2], wts, shift, j.luts)
+		default:
 			vGeneral(p0, p1, p2, rows, wts, shift, j.luts)
 		}
 	}
 }
 
-// row returns source row sy converted and resampled horizontally (nw×3 values in Q(x.bits)),
-// computing it unless the ring holds it.
-func (b *band) row(sy int) []int32 {
+// row returns source row sy packed and resampled horizontally (nw pixels, lanes in
+// Q(x.bits)), computing it unless the ring holds it.
+func (b *band) row(sy int) []uint64 {
 	slot := sy % len(b.ring)
 	out := b.ring[slot]
 	if b.ringY[slot] == sy {
@@ -314,109 +312,29 @@ func (b *band) row(sy int) []int32 {
 	b.ringY[slot] = sy
 	c := b.c
 	f := c.job.f
-	var src []byte
 	switch f.Format {
 	case frame.FormatBGR24, frame.FormatRGB24:
-		o := sy * f.Strides[0]
-		src = f.Planes[0][o : o+3*f.Width]
+		src := f.Planes[0][sy*f.Strides[0]:]
+		for k := 0; k < len(c.spans); k += 2 {
+			packSpan(b.packed, src, int(c.spans[k]), int(c.spans[k+1]))
+		}
 	case frame.FormatI420:
 		ys := f.Planes[0][sy*f.Strides[0]:]
 		us := f.Planes[1][(sy>>1)*f.Strides[1]:]
 		vs := f.Planes[2][(sy>>1)*f.Strides[2]:]
 		b.convert(ys, us, vs, 1)
-		src = b.packed
 	case frame.FormatNV12:
 		ys := f.Planes[0][sy*f.Strides[0]:]
 		uv := f.Planes[1][(sy>>1)*f.Strides[1]:]
 		b.convert(ys, uv, uv[1:], 2)
-		src = b.packed
 	}
-	if c.x.taps == 2 {
-		hLinear(out, src, c.xofs, c.x.wt)
-	} else {
-		hGeneral(out, src, c.xofs, c.x.wt, c.x.taps)
-	}
+	hResample(out, b.packed, &c.x)
 	return out
 }
 
 func (b *band) convert(ys, us, vs []byte, cs int) {
 	c := b.c
-	if c.cols == nil {
-		c.job.yuv.row(b.packed, ys, us, vs, cs, c.srcW)
-	} else {
-		c.job.yuv.cols(b.packed, ys, us, vs, cs, c.cols)
-	}
-}
-
-// hLinear resamples a packed 3-channel row with two taps per output pixel.
-func hLinear(dst []int32, src []byte, xofs, wt []int32) {
-	n := len(dst) / 3
-	xofs, wt = xofs[:2*n], wt[:2*n]
-	for d := range n {
-		i0, i1 := xofs[2*d], xofs[2*d+1]
-		w0, w1 := wt[2*d], wt[2*d+1]
-		s0 := src[i0 : i0+3 : i0+3]
-		s1 := src[i1 : i1+3 : i1+3]
-		o := dst[3*d : 3*d+3 : 3*d+3]
-		o[0] = w0*int32(s0[0]) + w1*int32(s1[0])
-		o[1] = w0*int32(s0[1]) + w1*int32(s1[1])
-		o[2] = w0*int32(s0[2]) + w1*int32(s1[2])
-	}
-}
-
-// hGeneral resamples a packed 3-channel row with taps weights per output pixel.
-func hGeneral(dst []int32, src []byte, xofs, wt []int32, taps int) {
-	n := len(dst) / 3
-	xofs, wt = xofs[:taps*n], wt[:taps*n]
-	for d := range n {
-		var a0, a1, a2 int32
-		for t := d * taps; t < (d+1)*taps; t++ {
-			i, w := xofs[t], wt[t]
-			s := src[i : i+3 : i+3]
-			a0 += w * int32(s[0])
-			a1 += w * int32(s[1])
-			a2 += w * int32(s[2])
-		}
-		o := dst[3*d : 3*d+3 : 3*d+3]
-		o[0], o[1], o[2] = a0, a1, a2
-	}
-}
-
-// vLinear blends two resampled rows (Q11 each way, so Q22 products fit int32 as in OpenCV),
-// rounds to 8 bits and writes the normalised values to the three planes.
-func vLinear(p0, p1, p2 []float32, r0, r1 []int32, w0, w1 int32, luts [3]*[256]float32) {
-	const round = 1 << (2*linearBits - 1)
-	n := len(p0)
-	p1, p2 = p1[:n], p2[:n]
-	r0, r1 = r0[:3*n], r1[:3*n]
-	l0, l1, l2 := luts[0], luts[1], luts[2]
-	for d := range n {
-		a := r0[3*d : 3*d+3 : 3*d+3]
-		b := r1[3*d : 3*d+3 : 3*d+3]
-		p0[d] = l0[uint8((w0*a[0]+w1*b[0]+round)>>(2*linearBits))]
-		p1[d] = l1[uint8((w0*a[1]+w1*b[1]+round)>>(2*linearBits))]
-		p2[d] = l2[uint8((w0*a[2]+w1*b[2]+round)>>(2*linearBits))]
-	}
-}
-
-// vGeneral blends any number of resampled rows in int64, rounds to 8 bits and writes the
-// normalised values to the three planes.
-func vGeneral(p0, p1, p2 []float32, rows [][]int32, wt []int32, shift uint, luts [3]*[256]float32) {
-	round := int64(1) << (shift - 1)
-	n := len(p0)
-	p1, p2 = p1[:n], p2[:n]
-	l0, l1, l2 := luts[0], luts[1], luts[2]
-	for d := range n {
-		a0, a1, a2 := round, round, round
-		for t, r := range rows {
-			w := int64(wt[t])
-			s := r[3*d : 3*d+3 : 3*d+3]
-			a0 += w * int64(s[0])
-			a1 += w * int64(s[1])
-			a2 += w * int64(s[2])
-		}
-		p0[d] = l0[uint8(min(a0>>shift, 255))]
-		p1[d] = l1[uint8(min(a1>>shift, 255))]
-		p2[d] = l2[uint8(min(a2>>shift, 255))]
+	for k := 0; k < len(c.spans); k += 2 {
+		c.job.yuv.span(b.packed, ys, us, vs, cs, int(c.spans[k]), int(c.spans[k+1]))
 	}
 }

@@ -4,32 +4,39 @@ import "math"
 
 // Fixed-point precision of the resampling weights. Bilinear uses OpenCV's
 // INTER_RESIZE_COEF_BITS (11) so that, like OpenCV's 8-bit resize, the result is
-// Σ wx·wy·pixel exactly, rounded once; area weights need more bits to stay within rounding of
-// OpenCV's float weights when many source pixels fall into one output pixel.
+// Σ wx·wy·pixel exactly, rounded once. Area weights get 13 bits, the most that packed lanes
+// hold (255·2^13 < 2^21), which keeps them within rounding of OpenCV's float weights.
 const (
 	linearBits = 11
-	areaBits   = 14
+	areaBits   = 13
 )
 
-// axis is the resampling of one axis: output pixel d is Σ_t wt[d·taps+t]·src[idx[d·taps+t]],
-// the weights being non-negative and summing to 1<<bits. Within an output pixel the indices
-// ascend, and the first index never decreases from one output pixel to the next (row caching
-// relies on this).
+// axis is the resampling of one axis: output pixel d reads the taps consecutive source pixels
+// from start[d], output = Σ_t wt[d·taps+t]·src[start[d]+t], the weights non-negative and
+// summing to 1<<bits. Windows lie inside the source, and start never decreases with d (the
+// row cache relies on both).
 type axis struct {
-	taps int
-	bits uint
-	idx  []int32
-	wt   []int32
+	taps  int
+	bits  uint
+	start []int32
+	wt    []int32
+}
+
+// tap is one source pixel's weight in an output pixel, before quantisation.
+type tap struct {
+	i int
+	w float64
 }
 
 // linear fills a with OpenCV's bilinear coefficients for resizing src pixels to dst
 // (imgproc resize.cpp, INTER_LINEAR): half-pixel centres fx = (d+0.5)·src/dst − 0.5, computed in
-// float32 as OpenCV does, clamped to the edges, weights rounded to Q11. With areaMode it uses
-// the coefficients OpenCV's INTER_AREA falls back to when either axis is enlarged.
+// float32 as OpenCV does, clamped to the edges, weights rounded half-even to Q11 like
+// saturate_cast<short>. With areaMode it uses the coefficients OpenCV's INTER_AREA falls back
+// to when either axis is enlarged: sx = ⌊d·src/dst⌋, fx = frac((d+1) − (sx+1)·dst/src).
 func (a *axis) linear(src, dst int, areaMode bool) {
-	a.reset(2, linearBits, dst)
 	inv := float64(dst) / float64(src)
 	scale := 1 / inv
+	cells := make([][]tap, dst)
 	for d := range dst {
 		var sx int
 		var fx float32
@@ -52,25 +59,20 @@ func (a *axis) linear(src, dst int, areaMode bool) {
 		if sx >= src-1 {
 			sx, fx = src-1, 0
 		}
-		a.idx[2*d] = int32(sx)
-		a.idx[2*d+1] = int32(min(sx+1, src-1))
-		a.wt[2*d] = int32(math.RoundToEven(float64((1 - fx) * (1 << linearBits))))
-		a.wt[2*d+1] = int32(math.RoundToEven(float64(fx * (1 << linearBits))))
+		w0 := math.RoundToEven(float64((1 - fx) * (1 << linearBits)))
+		w1 := math.RoundToEven(float64(fx * (1 << linearBits)))
+		cells[d] = []tap{{sx, w0}, {min(sx+1, src-1), w1}}
 	}
+	a.set(src, linearBits, cells, false)
 }
 
 // area fills a with OpenCV's INTER_AREA box weights for shrinking src pixels to dst ≤ src
 // (resize.cpp computeResizeAreaTab): output pixel d covers source [d·s, (d+1)·s) with s = src/dst,
-// each source pixel weighted by the fraction of it inside, weights normalised by the cell width.
-// The float weights are rounded to Q14 with their sum kept exactly 1<<14.
+// each source pixel weighted by the fraction of it inside, over the cell width. The weights are
+// rounded to Q13 with each pixel's sum kept exactly 1<<13.
 func (a *axis) area(src, dst int) {
 	scale := 1 / (float64(dst) / float64(src))
-	type tap struct {
-		i int
-		w float64
-	}
-	var cell [][]tap
-	maxTaps := 1
+	cells := make([][]tap, dst)
 	for d := range dst {
 		fsx1 := float64(d) * scale
 		fsx2 := fsx1 + scale
@@ -78,53 +80,61 @@ func (a *axis) area(src, dst int) {
 		sx1, sx2 := int(math.Ceil(fsx1)), int(math.Floor(fsx2))
 		sx2 = min(sx2, src-1)
 		sx1 = min(sx1, sx2)
-		var t []tap
+		var c []tap
 		if float64(sx1)-fsx1 > 1e-3 {
-			t = append(t, tap{sx1 - 1, (float64(sx1) - fsx1) / width})
+			c = append(c, tap{sx1 - 1, (float64(sx1) - fsx1) / width})
 		}
 		for sx := sx1; sx < sx2; sx++ {
-			t = append(t, tap{sx, 1 / width})
+			c = append(c, tap{sx, 1 / width})
 		}
 		if fsx2-float64(sx2) > 1e-3 {
-			t = append(t, tap{sx2, min(fsx2-float64(sx2), 1, width) / width})
+			c = append(c, tap{sx2, min(fsx2-float64(sx2), 1, width) / width})
 		}
-		if len(t) == 0 { // cannot happen for dst ≤ src; keep the table valid regardless
-			t = append(t, tap{min(sx1, src-1), 1})
+		if len(c) == 0 { // cannot happen for dst ≤ src; keep the table valid regardless
+			c = append(c, tap{min(sx1, src-1), 1})
 		}
-		cell = append(cell, t)
-		maxTaps = max(maxTaps, len(t))
+		cells[d] = c
 	}
-	a.reset(maxTaps, areaBits, dst)
-	for d, t := range cell {
-		var sum float64
-		for _, p := range t {
-			sum += p.w
-		}
-		o := d * maxTaps
-		total, big := int32(0), o
-		for k := range maxTaps {
-			p := t[min(k, len(t)-1)]
-			w := int32(0)
-			if k < len(t) {
-				w = int32(math.Round(p.w / sum * (1 << areaBits)))
-			}
-			a.idx[o+k], a.wt[o+k] = int32(p.i), w
-			total += w
-			if w > a.wt[big] {
-				big = o + k
-			}
-		}
-		a.wt[big] += 1<<areaBits - total
-	}
+	a.set(src, areaBits, cells, true)
 }
 
-func (a *axis) reset(taps int, bits uint, n int) {
-	a.taps, a.bits = taps, bits
-	if cap(a.idx) < taps*n {
-		a.idx = make([]int32, taps*n)
-		a.wt = make([]int32, taps*n)
+// set stores per-output taps as fixed-size windows inside [0, src). With normalize the float
+// weights are scaled to sum to 1<<bits and rounded, the rounding error going to the largest;
+// otherwise they are already integers and kept as they are.
+func (a *axis) set(src int, bits uint, cells [][]tap, normalize bool) {
+	taps := 1
+	for _, c := range cells {
+		taps = max(taps, c[len(c)-1].i-c[0].i+1)
 	}
-	a.idx, a.wt = a.idx[:taps*n], a.wt[:taps*n]
+	taps = min(taps, src)
+	a.taps, a.bits = taps, bits
+	a.start = make([]int32, len(cells))
+	a.wt = make([]int32, taps*len(cells))
+	for d, c := range cells {
+		s := min(c[0].i, src-taps)
+		a.start[d] = int32(s)
+		w := a.wt[d*taps : (d+1)*taps]
+		if !normalize {
+			for _, t := range c {
+				w[t.i-s] += int32(t.w)
+			}
+			continue
+		}
+		var sum float64
+		for _, t := range c {
+			sum += t.w
+		}
+		total, big := int32(0), 0
+		for _, t := range c {
+			q := int32(math.Round(t.w / sum * float64(int(1)<<bits)))
+			w[t.i-s] += q
+			total += q
+			if w[t.i-s] > w[big] {
+				big = t.i - s
+			}
+		}
+		w[big] += 1<<bits - total
+	}
 }
 
 // setAxes fills the x and y resampling of a w×h source resized to nw×nh with interp, choosing as

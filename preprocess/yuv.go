@@ -16,21 +16,22 @@ const (
 	yuvShift = 20
 	yuvHalf  = 1 << (yuvShift - 1)
 
-	// clipBias offsets a converted value (range about −260…540) into the clip table.
+	// clipBias offsets converted values (about −260…540) to be non-negative, so that
+	// uint32(value)>>yuvShift indexes the clip table without a bounds check.
 	clipBias = 1024
-	clipMask = 2047
 )
 
-// yuvTables holds the per-sample terms of the conversion, already multiplied out.
+// yuvTables holds the per-sample terms of the conversion, already multiplied out; the chroma
+// terms include the rounding half and clipBias.
 type yuvTables struct {
-	y      [256]int32
-	rv     [256]int32
-	gu, gv [256]int32
-	bu     [256]int32
+	y      [256]uint32
+	rv     [256]uint32
+	gu, gv [256]uint32
+	bu     [256]uint32
 }
 
-// clip saturates (value >> yuvShift) + clipBias to 0…255.
-var clip = func() (t [clipMask + 1]uint8) {
+// clip saturates (value >> yuvShift) − clipBias to 0…255.
+var clip = func() (t [1 << (32 - yuvShift)]uint8) {
 	for i := range t {
 		t[i] = uint8(min(max(i-clipBias, 0), 255))
 	}
@@ -45,17 +46,18 @@ func newYUVTables(fullRange bool) *yuvTables {
 		cy = 1 << yuvShift
 		cvr, cvg, cug, cub = q20(1.402), q20(-0.714136), q20(-0.344136), q20(1.772)
 	}
+	const bias = clipBias << yuvShift
 	for i := range 256 {
 		c := i - 128
 		if fullRange {
-			t.y[i] = int32(i * cy)
+			t.y[i] = uint32(i * cy)
 		} else {
-			t.y[i] = int32(max(0, i-16) * cy)
+			t.y[i] = uint32(max(0, i-16) * cy)
 		}
-		t.rv[i] = int32(yuvHalf + cvr*c)
-		t.gu[i] = int32(cug * c)
-		t.gv[i] = int32(yuvHalf + cvg*c)
-		t.bu[i] = int32(yuvHalf + cub*c)
+		t.rv[i] = uint32(bias + yuvHalf + cvr*c)
+		t.gu[i] = uint32(cug * c)
+		t.gv[i] = uint32(bias + yuvHalf + cvg*c)
+		t.bu[i] = uint32(bias + yuvHalf + cub*c)
 	}
 	return &t
 }
@@ -67,44 +69,37 @@ func q20(v float64) int {
 	return int(v*(1<<yuvShift) + 0.5)
 }
 
-// pixel converts one sample to B, G, R.
-func (t *yuvTables) pixel(dst []byte, y, u, v uint8) {
-	dst = dst[:3:3]
+// pixel converts one sample to a packed B, G, R pixel.
+func (t *yuvTables) pixel(y, u, v uint8) uint64 {
 	l := t.y[y]
-	dst[0] = clip[((l+t.bu[u])>>yuvShift+clipBias)&clipMask]
-	dst[1] = clip[((l+t.gu[u]+t.gv[v])>>yuvShift+clipBias)&clipMask]
-	dst[2] = clip[((l+t.rv[v])>>yuvShift+clipBias)&clipMask]
+	return uint64(clip[(l+t.bu[u])>>yuvShift]) |
+		uint64(clip[(l+t.gu[u]+t.gv[v])>>yuvShift])<<laneBits |
+		uint64(clip[(l+t.rv[v])>>yuvShift])<<(2*laneBits)
 }
 
-// row converts a whole row of w pixels into packed BGR (3w bytes of dst). us and vs hold the
-// row's chroma with cs bytes between consecutive samples (1 for I420 planes, 2 for NV12's
-// interleaved UV, with vs = uv[1:]).
-func (t *yuvTables) row(dst, ys, us, vs []byte, cs, w int) {
-	dst = dst[:3*w]
-	ys = ys[:w]
-	x, ci := 0, 0
-	for ; x+1 < w; x, ci = x+2, ci+cs {
+// span converts pixels [x0, x1) of a row into packed B, G, R at the same positions of dst. ys
+// is the luma row; us and vs hold the row's chroma with cs bytes between consecutive samples
+// (1 for I420 planes, 2 for NV12's interleaved UV, with vs = uv[1:]).
+func (t *yuvTables) span(dst []uint64, ys, us, vs []byte, cs, x0, x1 int) {
+	dst, ys = dst[:x1], ys[:x1]
+	x := x0
+	if x&1 == 1 { // odd start: its chroma sample's other column is not wanted
+		dst[x] = t.pixel(ys[x], us[(x>>1)*cs], vs[(x>>1)*cs])
+		x++
+	}
+	for ci := (x >> 1) * cs; x+1 < x1; x, ci = x+2, ci+cs {
 		u, v := us[ci], vs[ci]
 		bu, guv, rv := t.bu[u], t.gu[u]+t.gv[v], t.rv[v]
 		l0, l1 := t.y[ys[x]], t.y[ys[x+1]]
-		d := dst[3*x : 3*x+6 : 3*x+6]
-		d[0] = clip[((l0+bu)>>yuvShift+clipBias)&clipMask]
-		d[1] = clip[((l0+guv)>>yuvShift+clipBias)&clipMask]
-		d[2] = clip[((l0+rv)>>yuvShift+clipBias)&clipMask]
-		d[3] = clip[((l1+bu)>>yuvShift+clipBias)&clipMask]
-		d[4] = clip[((l1+guv)>>yuvShift+clipBias)&clipMask]
-		d[5] = clip[((l1+rv)>>yuvShift+clipBias)&clipMask]
+		d := dst[x : x+2 : x+2]
+		d[0] = uint64(clip[(l0+bu)>>yuvShift]) |
+			uint64(clip[(l0+guv)>>yuvShift])<<laneBits |
+			uint64(clip[(l0+rv)>>yuvShift])<<(2*laneBits)
+		d[1] = uint64(clip[(l1+bu)>>yuvShift]) |
+			uint64(clip[(l1+guv)>>yuvShift])<<laneBits |
+			uint64(clip[(l1+rv)>>yuvShift])<<(2*laneBits)
 	}
-	if x < w { // odd width: the last chroma sample covers one luma column
-		t.pixel(dst[3*x:], ys[x], us[ci], vs[ci])
-	}
-}
-
-// cols converts only the listed columns (ascending pixel indices) of a row into packed BGR at
-// their own positions of dst; the other bytes of dst are left as they are.
-func (t *yuvTables) cols(dst, ys, us, vs []byte, cs int, cols []int32) {
-	for _, x := range cols {
-		ci := int(x>>1) * cs
-		t.pixel(dst[3*x:], ys[x], us[ci], vs[ci])
+	if x < x1 { // odd end (or odd width)
+		dst[x] = t.pixel(ys[x], us[(x>>1)*cs], vs[(x>>1)*cs])
 	}
 }
