@@ -64,6 +64,7 @@ CUresult vf_cuMemFreeHost(void *p) { CALL(cuMemFreeHost, p); }
 CUresult vf_cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) { CALL(cuMemcpyHtoDAsync, d, s, n, st); }
 CUresult vf_cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) { CALL(cuMemcpyDtoHAsync, d, s, n, st); }
 CUresult vf_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { CALL(cuMemcpyDtoDAsync, d, s, n, st); }
+CUresult vf_cuMemcpy2DAsync(const vf_CUDA_MEMCPY2D *c, CUstream s) { CALL(cuMemcpy2DAsync, c, s); }
 CUresult vf_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { CALL(cuMemsetD8Async, d, v, n, s); }
 CUresult vf_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) { CALL(cuMemsetD32Async, d, v, n, s); }
 CUresult vf_cuMemPoolCreate(CUmemoryPool *p, const vf_CUmemPoolProps *pr) { CALL(cuMemPoolCreate, p, pr); }

@@ -28,6 +28,23 @@ typedef struct {
 	unsigned char reserved[54];
 } vf_CUmemPoolProps;
 
+// CUDA_MEMCPY2D.
+typedef struct {
+	size_t srcXInBytes, srcY;
+	int srcMemoryType;
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	void *srcArray;
+	size_t srcPitch;
+	size_t dstXInBytes, dstY;
+	int dstMemoryType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	void *dstArray;
+	size_t dstPitch;
+	size_t WidthInBytes, Height;
+} vf_CUDA_MEMCPY2D;
+
 // Loads libcuda (name) and resolves every entry point; returns NULL on success or a static
 // message naming what failed.
 const char *vf_load(const char *name);
@@ -68,6 +85,7 @@ CUresult vf_cuMemFreeHost(void *p);
 CUresult vf_cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s);
 CUresult vf_cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult vf_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
+CUresult vf_cuMemcpy2DAsync(const vf_CUDA_MEMCPY2D *c, CUstream s);
 CUresult vf_cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
 CUresult vf_cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, CUstream s);
 CUresult vf_cuMemPoolCreate(CUmemoryPool *p, const vf_CUmemPoolProps *props);

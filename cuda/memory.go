@@ -227,6 +227,26 @@ func (s *Stream) CopyDtoH(dst *HostBuffer, src Ptr, n int) error {
 	return check("cuMemcpyDtoHAsync", C.vf_cuMemcpyDtoHAsync(dst.p, C.CUdeviceptr(src), C.size_t(n), s.s))
 }
 
+// CopyDtoH2D queues a copy of rows rows of width bytes from device memory src (srcPitch bytes
+// between rows) into pinned host memory at dst.Bytes[off:] (dstPitch bytes between rows), on s
+// (cuMemcpy2DAsync): one copy of a pitched picture plane.
+func (s *Stream) CopyDtoH2D(dst *HostBuffer, off, dstPitch int, src Ptr, srcPitch, width, rows int) error {
+	if rows <= 0 || width <= 0 {
+		return nil
+	}
+	if off < 0 || width > dstPitch || width > srcPitch || off+(rows-1)*dstPitch+width > len(dst.Bytes) {
+		return fmt.Errorf("cuda: CopyDtoH2D of %dx%d bytes (pitch %d) at offset %d overflows a %d-byte host buffer", width, rows, dstPitch, off, len(dst.Bytes))
+	}
+	c := C.vf_CUDA_MEMCPY2D{
+		srcMemoryType: 2, srcDevice: C.CUdeviceptr(src), srcPitch: C.size_t(srcPitch),
+		dstMemoryType: 1, dstHost: unsafe.Add(dst.p, off), dstPitch: C.size_t(dstPitch),
+		WidthInBytes: C.size_t(width), Height: C.size_t(rows),
+	}
+	counters.dtoh.Add(1)
+	counters.dtohBytes.Add(uint64(width * rows))
+	return check("cuMemcpy2DAsync", C.vf_cuMemcpy2DAsync(&c, s.s))
+}
+
 // CopyDtoD queues a device-to-device copy of n bytes on s.
 func (s *Stream) CopyDtoD(dst, src Ptr, n int) error {
 	counters.dtod.Add(1)

@@ -1,0 +1,170 @@
+package codec
+
+/*
+#cgo pkg-config: libavcodec libavutil
+#include <stdlib.h>
+#include <libavutil/frame.h>
+#include <libavutil/error.h>
+#include "nvdec.h"
+
+static int vf_eagain(void) { return AVERROR(EAGAIN); }
+static int vf_eof(void) { return AVERROR_EOF; }
+static int vf_pix_nv12(void) { return AV_PIX_FMT_NV12; }
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/vinfer/vinfer/cuda"
+	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/media"
+)
+
+// NVDEC decodes H.264 and H.265 access units on an NVIDIA GPU through FFmpeg's cuda hwaccel.
+// Decoded pictures stay in device memory: each frame.Frame it emits is an NV12 picture whose
+// DevicePlanes point into an NVDEC output surface (FFmpeg 5.1 maps the surface without a copy),
+// held until the frame's last Release.
+//
+// FFmpeg uses vinfer's CUDA context: the decoder's hw device context is built around
+// Device.Context() (the retained primary context) instead of creating one, so NVDEC, the
+// preprocessing kernel and ONNX Runtime share one context per GPU. Surface mapping (NVDEC's
+// post-processing) is queued on Stream: a consumer queueing its kernels on the same stream needs
+// no further synchronization; one on another stream waits on an event recorded on Stream.
+//
+// An NVDEC is used by one goroutine at a time.
+type NVDEC struct {
+	// Device is the GPU to decode on; required.
+	Device *cuda.Device
+	// Stream orders NVDEC's surface mapping; required.
+	Stream *cuda.Stream
+	// Codec of the access units: media.CodecH264 or media.CodecH265.
+	Codec media.Codec
+	// Frames is how many decoded frames the consumer may hold at once (the frame pool's size,
+	// added to the decoder's surfaces; NVDEC has at most 32). Default 4.
+	Frames int
+
+	d    *C.vf_nvdec
+	pool *frame.Pool
+	errs [256]C.char
+	info C.vf_frame_info
+	n    int64
+}
+
+// avFrame is the native backing of an NVDEC frame.
+type avFrame struct{ f *C.AVFrame }
+
+func (b *avFrame) Reset() { C.av_frame_unref(b.f) } // unmaps the NVDEC surface
+func (b *avFrame) Free()  { C.av_frame_free(&b.f) }
+
+// ErrNVDECUnavailable is returned by Init when FFmpeg or the device cannot decode with NVDEC.
+var ErrNVDECUnavailable = errors.New("codec: NVDEC decoding unavailable")
+
+// Init opens the decoder. Errors wrap ErrNVDECUnavailable when FFmpeg lacks the cuda hwaccel
+// or the driver lacks libnvcuvid.
+func (d *NVDEC) Init() error {
+	if d.Device == nil || d.Stream == nil {
+		return errors.New("codec: NVDEC needs Device and Stream")
+	}
+	var id C.int
+	switch d.Codec {
+	case media.CodecH264:
+		id = C.AV_CODEC_ID_H264
+	case media.CodecH265:
+		id = C.AV_CODEC_ID_HEVC
+	default:
+		return fmt.Errorf("codec: NVDEC cannot decode %v (H.264 and H.265 only)", d.Codec)
+	}
+	if d.Frames <= 0 {
+		d.Frames = 4
+	}
+	if d.Frames > 16 {
+		return fmt.Errorf("codec: NVDEC Frames %d exceeds 16 (NVDEC has at most 32 surfaces)", d.Frames)
+	}
+	r := C.vf_nvdec_open(&d.d, id, C.uintptr_t(d.Device.Context()), C.uintptr_t(d.Stream.Handle()),
+		C.int(d.Frames), &d.errs[0], C.int(len(d.errs)))
+	if r < 0 {
+		return fmt.Errorf("%w: %s", ErrNVDECUnavailable, C.GoString(&d.errs[0]))
+	}
+	d.pool = frame.NewPool(fmt.Sprintf("nvdec-cuda%d", d.Device.Ordinal()), d.Frames, func() (frame.Backing, error) {
+		f := C.av_frame_alloc()
+		if f == nil {
+			return nil, errors.New("codec: av_frame_alloc failed")
+		}
+		return &avFrame{f: f}, nil
+	})
+	return nil
+}
+
+// Pool returns the decoder's frame pool (for accounting).
+func (d *NVDEC) Pool() *frame.Pool { return d.pool }
+
+// Decode sends one access unit (nil: end of stream, drain) and calls emit for each frame that
+// comes out, in presentation order. emit owns the frame and must Release it; when the pool is
+// exhausted Decode waits for a Release (backpressure) until ctx ends. Errors from FFmpeg are
+// returned with the access unit's PTS; a corrupt access unit yields an error, after which the
+// next key frame resumes decoding.
+func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame)) error {
+	var r C.int
+	if au == nil {
+		r = C.vf_nvdec_send(d.d, nil, 0, 0)
+	} else if len(au.Data) > 0 {
+		r = C.vf_nvdec_send(d.d, (*C.uint8_t)(unsafe.Pointer(&au.Data[0])), C.int(len(au.Data)), C.int64_t(au.PTS))
+	}
+	if r < 0 && r != C.vf_eof() {
+		return fmt.Errorf("codec: NVDEC decoding access unit at %v: %s", au.PTS, averr(r))
+	}
+	for {
+		f, err := d.pool.Get(ctx)
+		if err != nil {
+			return err
+		}
+		b := f.Backing.(*avFrame)
+		r := C.vf_nvdec_receive(d.d, b.f)
+		if r == C.vf_eagain() || r == C.vf_eof() {
+			f.Release()
+			return nil
+		}
+		if r < 0 {
+			f.Release()
+			return fmt.Errorf("codec: NVDEC receiving frame: %s", averr(r))
+		}
+		C.vf_frame_info_get(b.f, &d.info)
+		if d.info.format != C.vf_pix_nv12() {
+			f.Release()
+			return fmt.Errorf("codec: NVDEC produced surface format %d, want NV12 (8-bit 4:2:0 only)", int(d.info.format))
+		}
+		f.Format = frame.FormatNV12
+		f.Width, f.Height = int(d.info.width), int(d.info.height)
+		f.Device = d.Device.Ordinal()
+		f.DevicePlanes = [3]uintptr{uintptr(d.info.data0), uintptr(d.info.data1)}
+		f.Strides = [3]int{int(d.info.pitch0), int(d.info.pitch1)}
+		f.FullRange = d.info.full_range != 0
+		f.PTS = time.Duration(d.info.pts)
+		f.Index = d.n
+		d.n++
+		emit(f)
+	}
+}
+
+// Close frees the decoder; frames still held stay valid until released.
+func (d *NVDEC) Close() error {
+	if d.d != nil {
+		C.vf_nvdec_close(d.d)
+		d.d = nil
+	}
+	if d.pool != nil {
+		return d.pool.Close()
+	}
+	return nil
+}
+
+func averr(r C.int) string {
+	var buf [128]C.char
+	C.av_strerror(r, &buf[0], C.size_t(len(buf)))
+	return C.GoString(&buf[0])
+}

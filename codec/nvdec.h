@@ -1,0 +1,28 @@
+// FFmpeg cuda-hwaccel (NVDEC) decoder sharing a caller's CUDA context and stream.
+#ifndef VINFER_NVDEC_H
+#define VINFER_NVDEC_H
+#include <stdint.h>
+#include <libavcodec/avcodec.h>
+
+typedef struct vf_nvdec vf_nvdec;
+
+// vf_nvdec_open opens a decoder for codec_id whose frames stay in device memory of the CUDA
+// context ctx (a CUcontext, the device's primary context), with NVDEC's frame mapping ordered on
+// stream (a CUstream). extra is the number of decoded frames the caller may hold at once. On
+// failure it returns a negative AVERROR and writes a message into err.
+int vf_nvdec_open(vf_nvdec **out, int codec_id, uintptr_t ctx, uintptr_t stream, int extra, char *err, int errlen);
+// vf_nvdec_send queues one Annex-B access unit (data NULL: drain).
+int vf_nvdec_send(vf_nvdec *d, const uint8_t *data, int size, int64_t pts);
+// vf_nvdec_receive moves the next decoded frame into dst (0), or returns AVERROR(EAGAIN) /
+// AVERROR_EOF.
+int vf_nvdec_receive(vf_nvdec *d, AVFrame *dst);
+void vf_nvdec_close(vf_nvdec *d);
+
+// Frame accessors (AVFrame fields, so that Go needs no struct layout).
+typedef struct {
+	uintptr_t data0, data1;
+	int pitch0, pitch1, width, height, format, full_range;
+	int64_t pts;
+} vf_frame_info;
+void vf_frame_info_get(const AVFrame *f, vf_frame_info *i);
+#endif
