@@ -197,8 +197,8 @@ func (c *CPU) setup(w, h int) {
 	// large shrink skips most of each row.
 	c.spans = c.spans[:0]
 	for d, s := range c.x.start {
-		for t := range c.x.taps {
-			if c.x.wt[d*c.x.taps+t] == 0 {
+		for t := range c.x.win {
+			if c.x.wt[d*c.x.win+t] == 0 {
 				continue
 			}
 			x := int32(int(s) + t)
@@ -222,7 +222,7 @@ func (c *CPU) setup(w, h int) {
 		b.packed = grow(b.packed, w)
 		b.ring = b.ring[:0]
 		b.ringY = b.ringY[:0]
-		for range c.y.taps {
+		for range c.y.win {
 			b.ring = append(b.ring, make([]uint64, nw))
 			b.ringY = append(b.ringY, -1)
 		}
@@ -281,15 +281,14 @@ func (b *band) run() {
 	shift := c.x.bits + c.y.bits
 	rows := b.rows
 	for dy := b.y0; dy < b.y1; dy++ {
-		sy := int(c.y.start[dy])
-		for t := range ty {
-			rows[t] = b.row(sy + t)
+		for t, sy := range c.y.idx[dy*ty : (dy+1)*ty] {
+			rows[t] = b.row(int(sy))
 		}
 		o := (c.place.Y+dy)*W + c.place.X
 		p0 := j.planes[0][o : o+nw]
 		p1 := j.planes[1][o : o+nw]
 		p2 := j.planes[2][o : o+nw]
-		wts := c.y.wt[dy*ty : (dy+1)*ty]
+		wts := c.y.tw[dy*ty : (dy+1)*ty]
 		switch {
 		case ty == 2 && shift == 2*linearBits:
 			vLinear(p0, p1, p2, rows[0], rows[1], wts[0], wts[1], j.luts)

@@ -11,15 +11,21 @@ const (
 	areaBits   = 13
 )
 
-// axis is the resampling of one axis: output pixel d reads the taps consecutive source pixels
-// from start[d], output = Σ_t wt[d·taps+t]·src[start[d]+t], the weights non-negative and
-// summing to 1<<bits. Windows lie inside the source, and start never decreases with d (the
-// row cache relies on both).
+// axis is the resampling of one axis, in two equivalent forms. As windows (horizontal passes):
+// output pixel d reads the win consecutive source pixels from start[d],
+// Σ_t wt[d·win+t]·src[start[d]+t]. As taps (vertical passes): Σ_t tw[d·taps+t]·src[idx[d·taps+t]],
+// where an index may repeat, because OpenCV's vertical bilinear pass clamps the row indices
+// but not the weights and rounds each tap's product separately. The weights are non-negative
+// and sum to 1<<bits; windows lie inside the source, every idx of d lies in d's window, and start
+// never decreases with d (the row cache relies on these).
 type axis struct {
+	win   int
 	taps  int
 	bits  uint
 	start []int32
 	wt    []int32
+	idx   []int32
+	tw    []int32
 }
 
 // tap is one source pixel's weight in an output pixel, before quantisation.
@@ -30,10 +36,12 @@ type tap struct {
 
 // linear fills a with OpenCV's bilinear coefficients for resizing src pixels to dst
 // (imgproc resize.cpp, INTER_LINEAR): half-pixel centres fx = (d+0.5)·src/dst − 0.5, computed in
-// float32 as OpenCV does, clamped to the edges, weights rounded half-even to Q11 like
-// saturate_cast<short>. With areaMode it uses the coefficients OpenCV's INTER_AREA falls back
-// to when either axis is enlarged: sx = ⌊d·src/dst⌋, fx = frac((d+1) − (sx+1)·dst/src).
-func (a *axis) linear(src, dst int, areaMode bool) {
+// float32 as OpenCV does, weights rounded half-even to Q11 like saturate_cast<short>. Outside
+// the picture, horizontal coefficients (clampWeights) are clamped to the edge pixel, while
+// vertical ones keep their weights on the clamped row, as OpenCV does. With areaMode it uses
+// the coefficients OpenCV's INTER_AREA falls back to when either axis is enlarged:
+// sx = ⌊d·src/dst⌋, fx = frac((d+1) − (sx+1)·dst/src).
+func (a *axis) linear(src, dst int, areaMode, clampWeights bool) {
 	inv := float64(dst) / float64(src)
 	scale := 1 / inv
 	cells := make([][]tap, dst)
@@ -53,15 +61,15 @@ func (a *axis) linear(src, dst int, areaMode bool) {
 				fx -= float32(math.Floor(float64(fx)))
 			}
 		}
-		if sx < 0 {
+		if clampWeights && sx < 0 {
 			sx, fx = 0, 0
 		}
-		if sx >= src-1 {
+		if clampWeights && sx >= src-1 {
 			sx, fx = src-1, 0
 		}
 		w0 := math.RoundToEven(float64((1 - fx) * (1 << linearBits)))
 		w1 := math.RoundToEven(float64(fx * (1 << linearBits)))
-		cells[d] = []tap{{sx, w0}, {min(sx+1, src-1), w1}}
+		cells[d] = []tap{{min(max(sx, 0), src-1), w0}, {min(max(sx+1, 0), src-1), w1}}
 	}
 	a.set(src, linearBits, cells, false)
 }
@@ -98,42 +106,51 @@ func (a *axis) area(src, dst int) {
 	a.set(src, areaBits, cells, true)
 }
 
-// set stores per-output taps as fixed-size windows inside [0, src). With normalize the float
-// weights are scaled to sum to 1<<bits and rounded, the rounding error going to the largest;
-// otherwise they are already integers and kept as they are.
+// set stores per-output taps, both as windows inside [0, src) and as explicit taps. With
+// normalize the float weights are scaled to sum to 1<<bits and rounded, the rounding error
+// going to the largest; otherwise they are already integers and kept as they are.
 func (a *axis) set(src int, bits uint, cells [][]tap, normalize bool) {
-	taps := 1
+	win, taps := 1, 1
 	for _, c := range cells {
-		taps = max(taps, c[len(c)-1].i-c[0].i+1)
+		win = max(win, c[len(c)-1].i-c[0].i+1)
+		taps = max(taps, len(c))
 	}
-	taps = min(taps, src)
-	a.taps, a.bits = taps, bits
-	a.start = make([]int32, len(cells))
-	a.wt = make([]int32, taps*len(cells))
+	a.win, a.taps, a.bits = win, taps, bits
+	n := len(cells)
+	a.start = make([]int32, n)
+	a.wt = make([]int32, win*n)
+	a.idx = make([]int32, taps*n)
+	a.tw = make([]int32, taps*n)
 	for d, c := range cells {
-		s := min(c[0].i, src-taps)
-		a.start[d] = int32(s)
-		w := a.wt[d*taps : (d+1)*taps]
-		if !normalize {
+		q := make([]int32, len(c))
+		if normalize {
+			var sum float64
 			for _, t := range c {
-				w[t.i-s] += int32(t.w)
+				sum += t.w
 			}
-			continue
-		}
-		var sum float64
-		for _, t := range c {
-			sum += t.w
-		}
-		total, big := int32(0), 0
-		for _, t := range c {
-			q := int32(math.Round(t.w / sum * float64(int(1)<<bits)))
-			w[t.i-s] += q
-			total += q
-			if w[t.i-s] > w[big] {
-				big = t.i - s
+			total, big := int32(0), 0
+			for k, t := range c {
+				q[k] = int32(math.Round(t.w / sum * float64(int(1)<<bits)))
+				total += q[k]
+				if q[k] > q[big] {
+					big = k
+				}
+			}
+			q[big] += 1<<bits - total
+		} else {
+			for k, t := range c {
+				q[k] = int32(t.w)
 			}
 		}
-		w[big] += 1<<bits - total
+		s := max(0, min(c[0].i, src-win))
+		a.start[d] = int32(s)
+		for k, t := range c {
+			a.wt[d*win+t.i-s] += q[k]
+			a.idx[d*taps+k], a.tw[d*taps+k] = int32(t.i), q[k]
+		}
+		for k := len(c); k < taps; k++ { // padding taps: the last index, no weight
+			a.idx[d*taps+k] = int32(c[len(c)-1].i)
+		}
 	}
 }
 
@@ -146,10 +163,10 @@ func setAxes(x, y *axis, interp Interp, w, h, nw, nh int) {
 		x.area(w, nw)
 		y.area(h, nh)
 	case interp == Area:
-		x.linear(w, nw, true)
-		y.linear(h, nh, true)
+		x.linear(w, nw, true, true)
+		y.linear(h, nh, true, false)
 	default:
-		x.linear(w, nw, false)
-		y.linear(h, nh, false)
+		x.linear(w, nw, false, true)
+		y.linear(h, nh, false, false)
 	}
 }
