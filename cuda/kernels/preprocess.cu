@@ -8,9 +8,10 @@
 //   - colour: BT.601 in Q20 fixed point (OpenCV's cvtColor coefficients for limited range,
 //     luma below 16 treated as 16; T.871 for full range), each chroma sample shared by its 2x2
 //     luma block, results rounded and saturated to 8 bits;
-//   - resize: OpenCV INTER_LINEAR weights (fx = (d+0.5)*src/dst - 0.5 in float64, rounded to
-//     float32, edge-clamped, weights rounded to Q11), or INTER_AREA's bilinear variant (used by
-//     OpenCV when enlarging), summed in integers and rounded once to 8 bits;
+//   - resize: OpenCV 4.6 INTER_LINEAR (fx = (d+0.5)*src/dst - 0.5 in float64, rounded to
+//     float32, weights rounded to Q11; horizontal weights edge-clamped, vertical ones not), or
+//     INTER_AREA's bilinear variant (used by OpenCV when enlarging); a horizontal pass in Q11
+//     integers, then OpenCV's vectorized vertical pass (vblend) rounding to 8 bits;
 //   - normalize: (v*scale - mean[c]) / std[c] in float32 per output channel; padding gets the
 //     Pad value normalized the same way.
 // Float operations use explicit _rn intrinsics so nvcc cannot contract them into FMAs.
@@ -40,8 +41,10 @@ struct Params {
 
 __device__ __forceinline__ int sat8(int v) { return min(max(v, 0), 255); }
 
-// OpenCV's bilinear tap for output index d: source index s and Q11 weights (w0, w1).
-__device__ __forceinline__ void tap(int d, int src, double scale, double inv, int area, int &s, int &w0, int &w1) {
+// OpenCV's bilinear tap for output index d: source index s and Q11 weights (w0, w1). clampW
+// clamps the weights at the edges as OpenCV's horizontal pass does; its vertical pass clamps
+// only the row indices (the caller does) and keeps the weights.
+__device__ __forceinline__ void tap(int d, int src, double scale, double inv, int area, int clampW, int &s, int &w0, int &w1) {
 	float f;
 	if (!area) {
 		f = __double2float_rn(__dadd_rn(__dmul_rn(__dadd_rn((double)d, 0.5), scale), -0.5));
@@ -52,10 +55,17 @@ __device__ __forceinline__ void tap(int d, int src, double scale, double inv, in
 		f = __double2float_rn(__dadd_rn((double)(d + 1), -__dmul_rn((double)(s + 1), inv)));
 		f = f <= 0.f ? 0.f : __fsub_rn(f, floorf(f));
 	}
-	if (s < 0) { s = 0; f = 0.f; }
-	if (s >= src - 1) { s = src - 1; f = 0.f; }
+	if (clampW && s < 0) { s = 0; f = 0.f; }
+	if (clampW && s >= src - 1) { s = src - 1; f = 0.f; }
 	w0 = (int)rintf(__fmul_rn(__fsub_rn(1.f, f), (float)(1 << LBITS)));
 	w1 = (int)rintf(__fmul_rn(f, (float)(1 << LBITS)));
+}
+
+// vblend is OpenCV 4.6's vectorized vertical pass for 8-bit bilinear (VResizeLinearVec_32s8u):
+// each row's Q11 sum is shifted down 4 bits, multiplied by its Q11 weight keeping the high 16
+// bits, and the sum rounded to 8 bits.
+__device__ __forceinline__ int vblend(int s0, int s1, int w0, int w1) {
+	return min(((((s0 >> 4) * w0) >> 16) + (((s1 >> 4) * w1) >> 16) + 2) >> 2, 255);
 }
 
 // bgrAt converts source pixel (x,y) to 8-bit B,G,R.
@@ -85,19 +95,20 @@ template <typename T> __device__ __forceinline__ void run(const Params &p, T *ds
 	int px = dx - p.offX, py = dy - p.offY;
 	if (px >= 0 && px < p.rw && py >= 0 && py < p.rh) {
 		int x0, wx0, wx1, y0, wy0, wy1;
-		tap(px, p.srcW, p.scaleX, p.invX, p.area, x0, wx0, wx1);
-		tap(py, p.srcH, p.scaleY, p.invY, p.area, y0, wy0, wy1);
-		int x1 = min(x0 + 1, p.srcW - 1), y1 = min(y0 + 1, p.srcH - 1);
+		tap(px, p.srcW, p.scaleX, p.invX, p.area, 1, x0, wx0, wx1);
+		tap(py, p.srcH, p.scaleY, p.invY, p.area, 0, y0, wy0, wy1);
+		int x1 = min(x0 + 1, p.srcW - 1);
+		int y1 = min(max(y0 + 1, 0), p.srcH - 1);
+		y0 = min(max(y0, 0), p.srcH - 1);
 		int b00, g00, r00, b01, g01, r01, b10, g10, r10, b11, g11, r11;
 		bgrAt(p, x0, y0, b00, g00, r00);
 		bgrAt(p, x1, y0, b01, g01, r01);
 		bgrAt(p, x0, y1, b10, g10, r10);
 		bgrAt(p, x1, y1, b11, g11, r11);
-		const int round = 1 << (2 * LBITS - 1);
-		// Horizontal pass per row (Q11), then vertical (Q22), rounded once: OpenCV's order.
-		c0 = min((wy0 * (wx0 * b00 + wx1 * b01) + wy1 * (wx0 * b10 + wx1 * b11) + round) >> (2 * LBITS), 255);
-		c1 = min((wy0 * (wx0 * g00 + wx1 * g01) + wy1 * (wx0 * g10 + wx1 * g11) + round) >> (2 * LBITS), 255);
-		c2 = min((wy0 * (wx0 * r00 + wx1 * r01) + wy1 * (wx0 * r10 + wx1 * r11) + round) >> (2 * LBITS), 255);
+		// Horizontal pass per row (Q11), then OpenCV's vertical pass.
+		c0 = vblend(wx0 * b00 + wx1 * b01, wx0 * b10 + wx1 * b11, wy0, wy1);
+		c1 = vblend(wx0 * g00 + wx1 * g01, wx0 * g10 + wx1 * g11, wy0, wy1);
+		c2 = vblend(wx0 * r00 + wx1 * r01, wx0 * r10 + wx1 * r11, wy0, wy1);
 	} else {
 		c0 = c1 = c2 = pad;
 	}

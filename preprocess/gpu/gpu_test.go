@@ -73,7 +73,7 @@ func TestKernelMatchesCPU(t *testing.T) {
 	}
 	defer s.Destroy()
 	r := rand.New(rand.NewPCG(3, 4))
-	pics := videoNV12(t, "person-bicycle-car-detection_reenc.mp4", 2, 768, 432)
+	pics := videoNV12(t, "car-detection.mp4", 2, 768, 432)
 	pics = append(pics, randomNV12(r, 1920, 1080, false), randomNV12(r, 641, 359, true), randomNV12(r, 3, 5, false))
 	err = d.RunLocked(func() error {
 		for name, spec := range testSpecs {

@@ -35,17 +35,18 @@ func reference(p *params, y, uv []byte, yPitch, uvPitch int, fullRange bool, dst
 			var c [3]int32
 			px, py := dx-int(p.offX), dy-int(p.offY)
 			if px >= 0 && px < int(p.rw) && py >= 0 && py < int(p.rh) {
-				x0, wx0, wx1 := tap(px, int(p.srcW), p.scaleX, p.invX, p.area)
-				y0, wy0, wy1 := tap(py, int(p.srcH), p.scaleY, p.invY, p.area)
-				x1, y1 := min(x0+1, int(p.srcW)-1), min(y0+1, int(p.srcH)-1)
+				x0, wx0, wx1 := tap(px, int(p.srcW), p.scaleX, p.invX, p.area, true)
+				y0, wy0, wy1 := tap(py, int(p.srcH), p.scaleY, p.invY, p.area, false)
+				x1 := min(x0+1, int(p.srcW)-1)
+				y1 := min(max(y0+1, 0), int(p.srcH)-1)
+				y0 = min(max(y0, 0), int(p.srcH)-1)
 				b00, g00, r00 := bgrAt(x0, y0)
 				b01, g01, r01 := bgrAt(x1, y0)
 				b10, g10, r10 := bgrAt(x0, y1)
 				b11, g11, r11 := bgrAt(x1, y1)
-				const round = 1 << 21
-				c[0] = min((wy0*(wx0*b00+wx1*b01)+wy1*(wx0*b10+wx1*b11)+round)>>22, 255)
-				c[1] = min((wy0*(wx0*g00+wx1*g01)+wy1*(wx0*g10+wx1*g11)+round)>>22, 255)
-				c[2] = min((wy0*(wx0*r00+wx1*r01)+wy1*(wx0*r10+wx1*r11)+round)>>22, 255)
+				c[0] = vblend(wx0*b00+wx1*b01, wx0*b10+wx1*b11, wy0, wy1)
+				c[1] = vblend(wx0*g00+wx1*g01, wx0*g10+wx1*g11, wy0, wy1)
+				c[2] = vblend(wx0*r00+wx1*r01, wx0*r10+wx1*r11, wy0, wy1)
 			} else {
 				c = [3]int32{p.pad, p.pad, p.pad}
 			}
@@ -61,8 +62,13 @@ func reference(p *params, y, uv []byte, yPitch, uvPitch int, fullRange bool, dst
 
 func sat8(v int32) int32 { return min(max(v, 0), 255) }
 
+// vblend mirrors the kernel's vblend (OpenCV 4.6's vectorized vertical bilinear pass).
+func vblend(s0, s1, w0, w1 int32) int32 {
+	return min(((((s0>>4)*w0)>>16)+(((s1>>4)*w1)>>16)+2)>>2, 255)
+}
+
 // tap mirrors the kernel's tap(): OpenCV's bilinear source index and Q11 weights.
-func tap(d, src int, scale, inv float64, area bool) (s int, w0, w1 int32) {
+func tap(d, src int, scale, inv float64, area, clampW bool) (s int, w0, w1 int32) {
 	var f float32
 	if !area {
 		f = float32(float64((float64(d)+0.5)*scale) - 0.5)
@@ -77,10 +83,10 @@ func tap(d, src int, scale, inv float64, area bool) (s int, w0, w1 int32) {
 			f -= float32(math.Floor(float64(f)))
 		}
 	}
-	if s < 0 {
+	if clampW && s < 0 {
 		s, f = 0, 0
 	}
-	if s >= src-1 {
+	if clampW && s >= src-1 {
 		s, f = src-1, 0
 	}
 	return s, int32(math.RoundToEven(float64((1 - f) * (1 << 11)))), int32(math.RoundToEven(float64(f * (1 << 11))))
