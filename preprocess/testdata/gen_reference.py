@@ -13,8 +13,9 @@ Inputs are small crops of the shared assets, so the data stays small (about 200 
                    ffmpeg to 128x72 at (320,160), yuv420p planes as decoded (no conversion)
 Each case resizes an input the way the reference models' OpenCV code does and stores the
 8-bit BGR canvas (H×W×3, before any normalisation). reference.json lists the cases.
-For the JPEG decoder, jpeg_*.bin hold 48×48 crops of cv2.imread of each asset image, with
-each image's per-channel mean, so Go's image/jpeg can be compared with libjpeg.
+For package imageio, imageio/testdata/jpeg_*.bin hold 48×48 crops of cv2.imread of each
+asset image and jpeg_reference.json their positions and each image's per-channel mean, so Go's
+JPEG decoding can be compared with libjpeg's.
 """
 import json
 import os
@@ -24,11 +25,13 @@ import cv2
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ASSETS = os.path.join(HERE, "..", "..", "assets")
+ROOT = os.path.join(HERE, "..", "..")
+ASSETS = os.path.join(ROOT, "assets")
+IMAGEIO = os.path.join(ROOT, "imageio", "testdata")
 
 
-def save(name, arr):
-    np.ascontiguousarray(arr, dtype=np.uint8).tofile(os.path.join(HERE, name))
+def save(name, arr, where=HERE):
+    np.ascontiguousarray(arr, dtype=np.uint8).tofile(os.path.join(where, name))
     return name
 
 
@@ -87,17 +90,21 @@ def main():
          {"width": 56, "height": 56, "resize": "stretch", "interp": "area"},
          cv2.resize(from_i420, (56, 56), interpolation=cv2.INTER_AREA))
 
+    os.makedirs(IMAGEIO, exist_ok=True)
     jpegs = []
     for name in sorted(os.listdir(os.path.join(ASSETS, "images"))):
         img = cv2.imread(os.path.join(ASSETS, "images", name))
         h, w = img.shape[:2]
         x, y = (w // 2) // 16 * 16 + 5, (h // 2) // 16 * 16 + 3  # off the 16×16 MCU grid
         jpegs.append({"image": name, "width": w, "height": h, "crop": [x, y, 48, 48],
-                      "output": save("jpeg_" + os.path.splitext(name)[0] + ".bin", img[y:y + 48, x:x + 48]),
+                      "output": save("jpeg_" + os.path.splitext(name)[0] + ".bin", img[y:y + 48, x:x + 48], IMAGEIO),
                       "mean_bgr": [float(m) for m in img.reshape(-1, 3).mean(axis=0)]})
 
     with open(os.path.join(HERE, "reference.json"), "w") as f:
-        json.dump({"opencv": cv2.__version__, "resize": cases, "jpeg": jpegs}, f, indent=1)
+        json.dump({"opencv": cv2.__version__, "resize": cases}, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(IMAGEIO, "jpeg_reference.json"), "w") as f:
+        json.dump({"opencv": cv2.__version__, "jpeg": jpegs}, f, indent=1)
         f.write("\n")
 
 
