@@ -8,22 +8,26 @@ import (
 
 // Args packs kernel parameters into one buffer laid out as the CUDA ABI expects (each value at
 // its natural alignment, in declaration order), for Function.Launch. Reuse one Args per launch
-// site (Reset, then the Put calls): it does not allocate.
+// site (Reset, then the Put calls): it allocates its buffer once. The buffer is a separate,
+// pointer-free allocation, as cgo requires of memory passed to C.
 type Args struct {
-	buf [256]byte
-	n   int
-	err error
+	buf      *[argsSize]byte
+	n        int
+	overflow bool
 }
 
+const argsSize = 256
+
 // Reset empties the buffer for the next launch.
-func (a *Args) Reset() *Args { a.n, a.err = 0, nil; return a }
+func (a *Args) Reset() *Args { a.n, a.overflow = 0, false; return a }
 
 func (a *Args) put(size int) []byte {
+	if a.buf == nil {
+		a.buf = new([argsSize]byte)
+	}
 	off := (a.n + size - 1) &^ (size - 1)
-	if off+size > len(a.buf) {
-		if a.err == nil {
-			a.err = fmt.Errorf("cuda: kernel parameters exceed %d bytes", len(a.buf))
-		}
+	if off+size > argsSize {
+		a.overflow = true
 		return make([]byte, size)
 	}
 	a.n = off + size
@@ -55,6 +59,16 @@ func (a *Args) F64(v float64) *Args {
 func (a *Args) Len() int { return a.n }
 
 // Err reports an overflow of the parameter buffer.
-func (a *Args) Err() error { return a.err }
+func (a *Args) Err() error {
+	if a.overflow {
+		return fmt.Errorf("cuda: kernel parameters exceed %d bytes", argsSize)
+	}
+	return nil
+}
 
-func (a *Args) bytes() (*byte, int) { return &a.buf[0], a.n }
+func (a *Args) bytes() (*byte, int) {
+	if a.buf == nil {
+		a.buf = new([argsSize]byte)
+	}
+	return &a.buf[0], a.n
+}

@@ -80,7 +80,7 @@ CUresult vf_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *n) { CALL
 
 CUresult vf_launch(CUcontext ctx, unsigned long long *rebinds, CUfunction f,
 	unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-	unsigned shmem, CUstream s, void *buf, size_t size) {
+	unsigned shmem, CUstream s, unsigned char *buf, size_t size) {
 	CUcontext cur = NULL;
 	CUresult r = p_cuCtxGetCurrent(&cur);
 	if (r) return r;

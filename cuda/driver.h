@@ -103,6 +103,6 @@ CUresult vf_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
 // switch in *rebinds), then launches f with its parameters packed in buf (CU_LAUNCH_PARAM_BUFFER_POINTER).
 CUresult vf_launch(CUcontext ctx, unsigned long long *rebinds, CUfunction f,
 	unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-	unsigned shmem, CUstream s, void *buf, size_t size);
+	unsigned shmem, CUstream s, unsigned char *buf, size_t size);
 
 #endif

@@ -75,7 +75,7 @@ func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args *Args
 	counters.launches.Add(1)
 	r := C.vf_launch(f.dev.ctx, (*C.ulonglong)(unsafe.Pointer(&counters.rebinds)), f.f,
 		C.uint(grid.X), C.uint(grid.Y), C.uint(grid.Z), C.uint(block.X), C.uint(block.Y), C.uint(block.Z),
-		C.uint(sharedMem), s.s, unsafe.Pointer(buf), C.size_t(n))
+		C.uint(sharedMem), s.s, (*C.uchar)(unsafe.Pointer(buf)), C.size_t(n))
 	if r != 0 {
 		return fmt.Errorf("launching %s: %w", f.name, check("cuLaunchKernel", r))
 	}
