@@ -278,7 +278,7 @@ func (b *band) run() {
 	W := c.Spec.Width
 	nw := c.place.Width
 	ty := c.y.taps
-	shift := c.x.bits + c.y.bits
+	shift := min(c.x.bits, packedBits) + c.y.bits
 	rows := b.rows
 	for dy := b.y0; dy < b.y1; dy++ {
 		for t, sy := range c.y.idx[dy*ty : (dy+1)*ty] {
@@ -327,7 +327,11 @@ func (b *band) row(sy int) []uint64 {
 		uv := f.Planes[1][(sy>>1)*f.Strides[1]:]
 		b.convert(ys, uv, uv[1:], 2)
 	}
-	hResample(out, b.packed, &c.x)
+	if c.x.bits > packedBits {
+		hWide(out, b.packed, &c.x)
+	} else {
+		hResample(out, b.packed, &c.x)
+	}
 	return out
 }
 

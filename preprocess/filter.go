@@ -3,12 +3,17 @@ package preprocess
 import "math"
 
 // Fixed-point precision of the resampling weights. Bilinear uses OpenCV's
-// INTER_RESIZE_COEF_BITS (11) so that, like OpenCV's 8-bit resize, the result is
-// Σ wx·wy·pixel exactly, rounded once. Area weights get 13 bits, the most that packed lanes
-// hold (255·2^13 < 2^21), which keeps them within rounding of OpenCV's float weights.
+// INTER_RESIZE_COEF_BITS (11), as its 8-bit resize does. Area weights get 24 bits, close to
+// OpenCV's float32 weights whatever the shrink factor. Horizontal area windows of up to
+// packedWindow pixels use packedBits instead, the most that packed lanes hold
+// (255·2^13 < 2^21), so that one multiply covers three channels: their rounding moves a
+// value by at most packedWindow·½·255/2^13 < 0.13 of a step. Wider windows accumulate each
+// channel separately in Q24 and round the result to packedBits.
 const (
-	linearBits = 11
-	areaBits   = 13
+	linearBits   = 11
+	areaBits     = 24
+	packedBits   = 13
+	packedWindow = 8
 )
 
 // axis is the resampling of one axis, in two equivalent forms. As windows (horizontal passes):
@@ -77,8 +82,8 @@ func (a *axis) linear(src, dst int, areaMode, clampWeights bool) {
 // area fills a with OpenCV's INTER_AREA box weights for shrinking src pixels to dst ≤ src
 // (resize.cpp computeResizeAreaTab): output pixel d covers source [d·s, (d+1)·s) with s = src/dst,
 // each source pixel weighted by the fraction of it inside, over the cell width. The weights are
-// rounded to Q13 with each pixel's sum kept exactly 1<<13.
-func (a *axis) area(src, dst int) {
+// rounded to Q(bits) with each output pixel's sum kept exactly 1<<bits.
+func (a *axis) area(src, dst int, bits uint) {
 	scale := 1 / (float64(dst) / float64(src))
 	cells := make([][]tap, dst)
 	for d := range dst {
@@ -103,7 +108,7 @@ func (a *axis) area(src, dst int) {
 		}
 		cells[d] = c
 	}
-	a.set(src, areaBits, cells, true)
+	a.set(src, bits, cells, true)
 }
 
 // set stores per-output taps, both as windows inside [0, src) and as explicit taps. With
@@ -160,8 +165,10 @@ func (a *axis) set(src int, bits uint, cells [][]tap, normalize bool) {
 func setAxes(x, y *axis, interp Interp, w, h, nw, nh int) {
 	switch {
 	case interp == Area && nw <= w && nh <= h:
-		x.area(w, nw)
-		y.area(h, nh)
+		if x.area(w, nw, packedBits); x.win > packedWindow {
+			x.area(w, nw, areaBits)
+		}
+		y.area(h, nh, areaBits)
 	case interp == Area:
 		x.linear(w, nw, true, true)
 		y.linear(h, nh, true, false)

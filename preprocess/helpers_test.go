@@ -144,9 +144,13 @@ type refTap struct {
 	w float64
 }
 
-// refWeights gives, per output pixel, the source pixels and weights of one axis.
+// refWeights gives, per output pixel, the source pixels and weights of one axis. Sampling
+// positions are computed as OpenCV computes them (scale = 1/(dst/src), bilinear positions
+// rounded to float32), so that the reference picks the same source pixel where a position
+// lands on an integer up to rounding.
 func refWeights(src, dst int, areaInterp, box bool) [][]refTap {
-	scale := float64(src) / float64(dst)
+	inv := float64(dst) / float64(src)
+	scale := 1 / inv
 	out := make([][]refTap, dst)
 	for d := range dst {
 		switch {
@@ -162,14 +166,14 @@ func refWeights(src, dst int, areaInterp, box bool) [][]refTap {
 			var fx float64
 			if areaInterp { // OpenCV's INTER_AREA when enlarging
 				x0 = int(math.Floor(float64(d) * scale))
-				fx = float64(d+1) - float64(x0+1)/scale
+				fx = float64(float32(float64(d+1) - float64(x0+1)*inv))
 				if fx <= 0 {
 					fx = 0
 				} else {
 					fx -= math.Floor(fx)
 				}
 			} else { // half-pixel centres
-				f := (float64(d)+0.5)*scale - 0.5
+				f := float64(float32((float64(d)+0.5)*scale - 0.5))
 				x0 = int(math.Floor(f))
 				fx = f - float64(x0)
 			}

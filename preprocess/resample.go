@@ -50,6 +50,29 @@ func hResample(dst, src []uint64, ax *axis) {
 	}
 }
 
+// hWide resamples a packed row horizontally with weights of more than packedBits bits,
+// accumulating each channel separately, and packs the results rounded to Q(packedBits).
+func hWide(dst, src []uint64, ax *axis) {
+	n := len(dst)
+	start := ax.start[:n]
+	win := ax.win
+	wt := ax.wt[:win*n]
+	down := ax.bits - packedBits
+	round := uint64(1) << (down - 1)
+	for d, i := range start {
+		s := src[i : int(i)+win]
+		w := wt[win*d : win*(d+1)]
+		a0, a1, a2 := round, round, round
+		for t, p := range s {
+			k := uint64(w[t])
+			a0 += k * (p & laneMask)
+			a1 += k * (p >> laneBits & laneMask)
+			a2 += k * (p >> (2 * laneBits))
+		}
+		dst[d] = a0>>down | a1>>down<<laneBits | a2>>down<<(2*laneBits)
+	}
+}
+
 // vLinear blends two horizontally resampled rows (Q11) with Q11 weights, rounds to 8 bits
 // and writes the normalised values to the three planes.
 //
