@@ -350,17 +350,21 @@ func where(s Spec, i int) string {
 	return fmt.Sprintf("c%d y%d x%d", i/plane, i%plane/s.Width, i%s.Width)
 }
 
+// BenchmarkRun measures one frame per op on one goroutine (Workers 1, the pipeline's setting),
+// plus one case split over two workers.
 func BenchmarkRun(b *testing.B) {
 	for _, bc := range []struct {
-		name   string
-		format frame.PixelFormat
-		spec   Spec
+		name    string
+		format  frame.PixelFormat
+		spec    Spec
+		workers int
 	}{
-		{"i420_768x432_to_416_letterbox", frame.FormatI420, specYOLOX},
-		{"i420_768x432_to_352_area_stretch", frame.FormatI420, specFastestDet},
-		{"i420_768x432_to_320x240_rgb_stretch", frame.FormatI420, specUltraFace},
-		{"bgr24_768x432_to_416_letterbox", frame.FormatBGR24, specYOLOX},
-		{"nv12_1920x1080_to_416_letterbox", frame.FormatNV12, specYOLOX},
+		{"i420_768x432_to_416_letterbox", frame.FormatI420, specYOLOX, 0},
+		{"i420_768x432_to_352_area_stretch", frame.FormatI420, specFastestDet, 0},
+		{"i420_768x432_to_320x240_rgb_stretch", frame.FormatI420, specUltraFace, 0},
+		{"bgr24_768x432_to_416_letterbox", frame.FormatBGR24, specYOLOX, 0},
+		{"nv12_1920x1080_to_416_letterbox", frame.FormatNV12, specYOLOX, 0},
+		{"i420_768x432_to_416_letterbox_2workers", frame.FormatI420, specYOLOX, 2},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			w, h := 768, 432
@@ -368,11 +372,15 @@ func BenchmarkRun(b *testing.B) {
 				w, h = 1920, 1080
 			}
 			fr := newPicture(w, h, 5).frame(bc.format)
-			c, err := NewCPU(bc.spec)
-			if err != nil {
+			c := &CPU{Spec: bc.spec, Workers: bc.workers}
+			if err := c.Init(); err != nil {
 				b.Fatal(err)
 			}
+			defer c.Close()
 			dst := make([]float32, 3*bc.spec.Width*bc.spec.Height)
+			if _, err := c.Run(fr, dst); err != nil { // tables for this size, outside the timing
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.Run(fr, dst); err != nil {

@@ -1,8 +1,9 @@
-// Package preprocess turns decoded frames into model input tensors: color conversion, resize
-// (letterbox or stretch), channel order and normalization into NCHW float32.
 package preprocess
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // ColorOrder is the channel order a model expects.
 type ColorOrder uint8
@@ -58,20 +59,43 @@ type Spec struct {
 	Std   [3]float32
 }
 
-// Validate reports a spec that cannot work.
+// maxSide bounds the model input's sides (pixels), far above any detector's.
+const maxSide = 1 << 14
+
+// Validate reports a spec that cannot work: a size that is not positive or above 16384, an
+// unknown enum value, a zero or non-finite Scale or Std, a non-finite Mean.
 func (s Spec) Validate() error {
-	if s.Width <= 0 || s.Height <= 0 {
-		return fmt.Errorf("preprocess: input size %dx%d must be positive", s.Width, s.Height)
+	if s.Width <= 0 || s.Height <= 0 || s.Width > maxSide || s.Height > maxSide {
+		return fmt.Errorf("preprocess: input size %dx%d must be positive and at most %d", s.Width, s.Height, maxSide)
 	}
+	if s.Color > RGB || s.Resize > Stretch || s.Align > Center || s.Interp > Area {
+		return fmt.Errorf("preprocess: unknown color order, resize mode, alignment or filter in %+v", s)
+	}
+	finite := func(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
 	for c := 0; c < 3; c++ {
-		if s.Std[c] == 0 {
-			return fmt.Errorf("preprocess: std[%d] is 0", c)
+		if s.Std[c] == 0 || !finite(s.Std[c]) {
+			return fmt.Errorf("preprocess: std[%d] is %v; it must be finite and non-zero (use 1 for none)", c, s.Std[c])
+		}
+		if !finite(s.Mean[c]) {
+			return fmt.Errorf("preprocess: mean[%d] is %v", c, s.Mean[c])
 		}
 	}
-	if s.Scale == 0 {
-		return fmt.Errorf("preprocess: scale is 0")
+	if s.Scale == 0 || !finite(s.Scale) {
+		return fmt.Errorf("preprocess: scale is %v; it must be finite and non-zero (1 for raw 0–255, 1/255 for 0–1)", s.Scale)
 	}
 	return nil
+}
+
+func (c ColorOrder) String() string { return enumName(uint8(c), "bgr", "rgb") }
+func (m ResizeMode) String() string { return enumName(uint8(m), "letterbox", "stretch") }
+func (a Align) String() string      { return enumName(uint8(a), "top-left", "center") }
+func (i Interp) String() string     { return enumName(uint8(i), "bilinear", "area") }
+
+func enumName(v uint8, names ...string) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("invalid(%d)", v)
 }
 
 // Transform maps model-input coordinates back to source-frame pixels:
