@@ -3,6 +3,7 @@ package preprocess
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/vinfer/vinfer/frame"
 )
@@ -27,9 +28,10 @@ import (
 type CPU struct {
 	// Spec is the model's preprocessing; it must not change after Init.
 	Spec Spec
-	// Workers splits the output rows of a frame across this many goroutines (≤ 0 means 1).
-	// Streams already run in parallel, so 1 suits the pipeline; more cuts one frame's latency.
-	// With Workers > 1, Close stops the goroutines.
+	// Workers splits the output rows of a frame across this many goroutines (≤ 0 means 1);
+	// it must not change after Init. Streams already run in parallel, so 1 suits the
+	// pipeline; more cuts one frame's latency. The extra goroutines start on the first Run
+	// and stop on Close (or when the CPU is garbage collected).
 	Workers int
 
 	ready bool
@@ -44,9 +46,10 @@ type CPU struct {
 	bands      []band
 
 	// Worker goroutines (Workers > 1).
-	work chan *band
-	done chan struct{}
-	job  job
+	work    chan *band
+	done    chan struct{}
+	cleanup runtime.Cleanup
+	job     job
 }
 
 // job is the frame being processed, shared by the bands.
@@ -93,9 +96,10 @@ func (c *CPU) Init() error {
 	return nil
 }
 
-// Close stops the worker goroutines started when Workers > 1. The CPU must not be used after.
+// Close stops the worker goroutines started when Workers > 1; a later Run starts them again.
 func (c *CPU) Close() {
 	if c.work != nil {
+		c.cleanup.Stop()
 		close(c.work)
 		c.work = nil
 	}
@@ -174,8 +178,8 @@ func (c *CPU) startWorkers() {
 	if c.work != nil {
 		return
 	}
-	c.work = make(chan *band, len(c.bands))
-	c.done = make(chan struct{}, len(c.bands))
+	c.work = make(chan *band, c.Workers)
+	c.done = make(chan struct{}, c.Workers)
 	for range c.Workers - 1 {
 		go func(work <-chan *band, done chan<- struct{}) {
 			for b := range work {
@@ -184,6 +188,9 @@ func (c *CPU) startWorkers() {
 			}
 		}(c.work, c.done)
 	}
+	// The goroutines hold only the channels, so an abandoned CPU is collected, and this stops
+	// them.
+	c.cleanup = runtime.AddCleanup(c, func(work chan *band) { close(work) }, c.work)
 }
 
 // setup computes the geometry and tables for a w×h source.

@@ -3,8 +3,10 @@ package preprocess
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vinfer/vinfer/frame"
 )
@@ -224,6 +226,55 @@ func TestReuse(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestWorkersStop checks that Close, and dropping a CPU without Close, end its goroutines.
+func TestWorkersStop(t *testing.T) {
+	base := settledGoroutines() // other tests' workers may still be exiting
+	fr := newPicture(64, 48, 6).frame(frame.FormatI420)
+	dst := make([]float32, 3*416*416)
+	c := &CPU{Spec: specYOLOX, Workers: 4}
+	if err := c.Init(); err != nil {
+		t.Fatal(err)
+	}
+	c.Run(fr, dst)
+	if n := runtime.NumGoroutine(); n < base+3 {
+		t.Fatalf("%d goroutines with 4 workers, %d before", n, base)
+	}
+	c.Close()
+	waitGoroutines(t, base, "after Close")
+	func() {
+		c := &CPU{Spec: specYOLOX, Workers: 4}
+		c.Init()
+		c.Run(fr, dst)
+	}()
+	waitGoroutines(t, base, "after dropping an unclosed CPU")
+}
+
+func settledGoroutines() int {
+	n := runtime.NumGoroutine()
+	for stable := 0; stable < 5; {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+		if m := runtime.NumGoroutine(); m == n {
+			stable++
+		} else {
+			n, stable = m, 0
+		}
+	}
+	return n
+}
+
+func waitGoroutines(t *testing.T, want int, when string) {
+	t.Helper()
+	for range 100 {
+		runtime.GC()
+		if runtime.NumGoroutine() <= want {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines %s, want %d", runtime.NumGoroutine(), when, want)
 }
 
 func TestRunErrors(t *testing.T) {

@@ -8,6 +8,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/cuda/kernels"
@@ -52,11 +53,8 @@ func (g *Preprocessor) Init() error {
 	if err := g.Spec.Validate(); err != nil {
 		return err
 	}
-	ptx, err := kernels.Preprocess()
-	if err != nil {
-		return err
-	}
-	if g.mod, err = g.Device.LoadModule(ptx); err != nil {
+	var err error
+	if g.mod, err = acquireModule(g.Device); err != nil {
 		return err
 	}
 	name := "nv12_nchw_f32"
@@ -64,21 +62,66 @@ func (g *Preprocessor) Init() error {
 		name = "nv12_nchw_f16"
 	}
 	if g.fn, err = g.mod.Function(name); err != nil {
-		g.mod.Unload()
+		releaseModule(g.Device)
+		g.mod = nil
 		return err
 	}
 	g.srcW, g.srcH = 0, 0
 	return nil
 }
 
-// Close unloads the module.
+// Close drops the preprocessor's use of the device's kernel module (unloaded with the last).
 func (g *Preprocessor) Close() error {
 	if g.mod == nil {
 		return nil
 	}
-	err := g.mod.Unload()
 	g.mod, g.fn = nil, nil
-	return err
+	return releaseModule(g.Device)
+}
+
+// The kernel module is loaded once per device and shared by its preprocessors, so that a
+// worker or stream started after the warm-up does not JIT-compile or load anything.
+var (
+	modulesMu sync.Mutex
+	modules   = map[*cuda.Device]*sharedModule{}
+)
+
+type sharedModule struct {
+	mod  *cuda.Module
+	refs int
+}
+
+func acquireModule(d *cuda.Device) (*cuda.Module, error) {
+	modulesMu.Lock()
+	defer modulesMu.Unlock()
+	if m := modules[d]; m != nil {
+		m.refs++
+		return m.mod, nil
+	}
+	ptx, err := kernels.Preprocess()
+	if err != nil {
+		return nil, err
+	}
+	mod, err := d.LoadModule(ptx)
+	if err != nil {
+		return nil, err
+	}
+	modules[d] = &sharedModule{mod: mod, refs: 1}
+	return mod, nil
+}
+
+func releaseModule(d *cuda.Device) error {
+	modulesMu.Lock()
+	defer modulesMu.Unlock()
+	m := modules[d]
+	if m == nil {
+		return nil
+	}
+	if m.refs--; m.refs > 0 {
+		return nil
+	}
+	delete(modules, d)
+	return m.mod.Unload()
 }
 
 // ElemSize returns the bytes per tensor element (4, or 2 with Half).
