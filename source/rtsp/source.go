@@ -1,0 +1,347 @@
+// Package rtsp receives H.264 and H.265 video from RTSP servers and cameras (RFC 2326,
+// RFC 7826 via gortsplib), with reconnection, a watchdog and credential redaction.
+package rtsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bluenviron/gortsplib/v5"
+	"github.com/bluenviron/gortsplib/v5/pkg/base"
+	"github.com/pion/rtcp"
+	pionrtp "github.com/pion/rtp"
+
+	"github.com/vinfer/vinfer/media"
+	"github.com/vinfer/vinfer/source"
+	"github.com/vinfer/vinfer/source/live"
+	"github.com/vinfer/vinfer/source/rtp"
+	"github.com/vinfer/vinfer/source/timestamp"
+)
+
+// Transports.
+const (
+	TransportAuto = "auto" // UDP, falling back to TCP when no packet arrives (gortsplib's default)
+	TransportUDP  = "udp"
+	TransportTCP  = "tcp" // interleaved in the RTSP connection (RFC 2326 §10.12)
+)
+
+// Source plays one RTSP stream and delivers the access units of its first H.264 or H.265 video
+// media. Basic and digest authentication take the credentials from the URL; the URL is only
+// ever logged or reported through Redact.
+//
+// Connecting happens in the background: Init only validates. A failed connection, a server
+// that goes away, or a stream without an access unit for Watchdog are retried after the
+// Backoff steps, for ever; each new session is counted and its first access unit carries
+// media.AccessUnit.Discontinuity. A session that ended can no longer deliver anything: packets
+// of older sessions are told apart by a generation number and discarded.
+//
+// Read blocks across reconnections; it fails only after Close, when its context ends, or for a
+// stream that cannot be decoded (no H.264/H.265 video).
+type Source struct {
+	// URL is rtsp://[user:password@]host[:port]/path (rtsps:// for TLS).
+	URL string
+	// Transport is TransportTCP, TransportUDP or TransportAuto ("" means auto).
+	Transport string
+	// Backoff are the waits between connection attempts; nil means live.DefaultBackoff
+	// (0.5 s, 1 s, 2 s, then 5 s).
+	Backoff []time.Duration
+	// Watchdog ends a session that delivered no access unit for this long; 0 means
+	// rtp.DefaultWatchdog.
+	Watchdog time.Duration
+	// ReadTimeout bounds RTSP requests and the silence of a TCP connection; 0 means 10 s.
+	ReadTimeout time.Duration
+	// MaxJump bounds timestamp steps (timestamp.Clock); 0 means timestamp.DefaultMaxJump.
+	MaxJump time.Duration
+	// QueueSize is the number of access units buffered for Read; 0 means live.DefaultQueueSize.
+	QueueSize int
+	// Logger receives connection events; nil means slog.Default().
+	Logger *slog.Logger
+
+	u        *base.URL
+	redacted string
+	stats    live.Counters
+	q        *live.Queue
+	clock    timestamp.Clock
+	cancel   context.CancelFunc
+	done     chan struct{}
+	closer   sync.Once
+
+	mu        sync.Mutex // guards gen, firstAU against the session callbacks
+	gen       uint64     // generation of the session allowed to deliver; 0: none
+	firstAU   bool       // the next access unit is the first of a session after the first
+	sessions  int
+	lastAU    atomic.Int64 // unix nanoseconds of the last access unit delivered
+	depacketz atomic.Pointer[rtp.Depacketizer]
+}
+
+var _ source.Source = (*Source)(nil)
+
+// permanentError ends Read: retrying cannot help.
+type permanentError struct{ error }
+
+func (e permanentError) Unwrap() error { return e.error }
+
+// Init validates the configuration and starts connecting in the background. It returns an
+// error for a URL that does not parse or an unknown transport; connection failures are not
+// errors (they are retried).
+func (s *Source) Init() error {
+	s.redacted = Redact(s.URL)
+	u, err := base.ParseURL(s.URL)
+	if err != nil {
+		return fmt.Errorf("rtsp: URL %s: %v", s.redacted, s.redactErr(err))
+	}
+	if u.Scheme != "rtsp" && u.Scheme != "rtsps" {
+		return fmt.Errorf("rtsp: URL %s: scheme must be rtsp or rtsps", s.redacted)
+	}
+	switch s.Transport {
+	case "", TransportAuto, TransportUDP, TransportTCP:
+	default:
+		return fmt.Errorf("rtsp: transport %q: want %q, %q or %q", s.Transport, TransportTCP, TransportUDP, TransportAuto)
+	}
+	if s.Watchdog <= 0 {
+		s.Watchdog = rtp.DefaultWatchdog
+	}
+	if s.ReadTimeout <= 0 {
+		s.ReadTimeout = 10 * time.Second
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	s.Logger = s.Logger.With("source", "rtsp", "url", s.redacted)
+	s.clock = timestamp.Clock{Rate: rtp.ClockRate, MaxJump: s.MaxJump}
+	if err := s.clock.Init(); err != nil {
+		return err
+	}
+	s.u = u
+	s.q = live.NewQueue(s.QueueSize)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel, s.done = cancel, make(chan struct{})
+	go s.run(ctx)
+	return nil
+}
+
+func (s *Source) run(ctx context.Context) {
+	defer close(s.done)
+	backoff := live.Backoff{Steps: s.Backoff}
+	for {
+		delivered, err := s.session(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		var perm permanentError
+		if errors.As(err, &perm) {
+			s.Logger.Error("stream cannot be played", "err", err)
+			s.q.Fail(fmt.Errorf("rtsp %s: %w", s.redacted, err))
+			return
+		}
+		if delivered {
+			backoff.Reset()
+		}
+		wait := backoff.Next()
+		s.Logger.Warn("session ended, reconnecting", "err", err, "retry_in", wait)
+		if live.Sleep(ctx, wait) != nil {
+			return
+		}
+	}
+}
+
+// session runs one RTSP session until it fails, stalls or ctx ends. delivered reports that it
+// delivered at least one access unit.
+func (s *Source) session(ctx context.Context) (delivered bool, err error) {
+	c := &gortsplib.Client{
+		Scheme:      s.u.Scheme,
+		Host:        s.u.Host,
+		ReadTimeout: s.ReadTimeout,
+		UserAgent:   "vinfer",
+	}
+	switch s.Transport {
+	case TransportUDP:
+		c.Protocol = ptr(gortsplib.ProtocolUDP)
+	case TransportTCP:
+		c.Protocol = ptr(gortsplib.ProtocolTCP)
+	}
+	var depack *rtp.Depacketizer       // set before PLAY; the callbacks below run after
+	c.OnPacketsLost = func(n uint64) { // gortsplib's reorderer found a gap (RFC 3550 §A.3)
+		s.stats.Lost.Add(n)
+		if depack != nil {
+			depack.Loss()
+		}
+	}
+	c.OnDecodeError = func(error) { s.stats.DecodeErrors.Add(1) }
+	if err := c.Start(); err != nil {
+		s.stats.ConnectFailures.Add(1)
+		return false, s.redactErr(err)
+	}
+	defer c.Close()
+
+	desc, _, err := c.Describe(s.u)
+	if err != nil {
+		s.stats.ConnectFailures.Add(1)
+		return false, fmt.Errorf("DESCRIBE: %w", s.redactErr(err))
+	}
+	medi, forma, stream, err := rtp.FindVideo(desc)
+	if err != nil {
+		return false, permanentError{err}
+	}
+	wall := &timestamp.Wallclock{Rate: rtp.ClockRate}
+	s.mu.Lock()
+	s.sessions++
+	gen := uint64(s.sessions)
+	s.firstAU = s.sessions > 1
+	s.mu.Unlock()
+	if gen > 1 {
+		s.clock.Restart()
+	}
+	depack = &rtp.Depacketizer{
+		Codec: stream.Codec, ParamSets: stream.ParamSets, Clock: &s.clock, Wallclock: wall, Stats: &s.stats,
+		OnAccessUnit: func(au *media.AccessUnit) bool { return s.deliver(gen, au) },
+	}
+	if err := depack.Init(); err != nil {
+		return false, permanentError{err}
+	}
+	if _, err := c.Setup(desc.BaseURL, medi, 0, 0); err != nil {
+		s.stats.ConnectFailures.Add(1)
+		return false, fmt.Errorf("SETUP: %w", s.redactErr(err))
+	}
+	c.OnPacketRTP(medi, forma, func(pkt *pionrtp.Packet) {
+		s.stats.Packets.Add(1)
+		s.stats.Bytes.Add(uint64(pkt.MarshalSize()))
+		depack.Push(pkt, time.Now())
+	})
+	c.OnPacketRTCP(medi, func(p rtcp.Packet) {
+		if sr, ok := p.(*rtcp.SenderReport); ok {
+			wall.Update(sr.NTPTime, sr.RTPTime)
+			s.stats.SenderReports.Add(1)
+		}
+	})
+	s.depacketz.Store(depack)
+	s.mu.Lock()
+	s.gen = gen
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.gen = 0 // nothing of this session may reach Read any more
+		s.mu.Unlock()
+	}()
+	start := time.Now()
+	s.lastAU.Store(start.UnixNano())
+	if _, err := c.Play(nil); err != nil {
+		s.stats.ConnectFailures.Add(1)
+		return false, fmt.Errorf("PLAY: %w", s.redactErr(err))
+	}
+	s.stats.Connects.Add(1)
+	if gen > 1 {
+		s.stats.Reconnects.Add(1)
+	}
+	s.Logger.Info("playing", "codec", stream.Codec, "transport", c.Transport().Session.Protocol.String(), "session", gen)
+
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- c.Wait() }()
+	tick := time.NewTicker(min(s.Watchdog/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-waitErr:
+			return s.lastAU.Load() > start.UnixNano(), s.redactErr(err)
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case now := <-tick.C:
+			last := time.Unix(0, s.lastAU.Load())
+			if now.Sub(last) >= s.Watchdog {
+				s.stats.Watchdog.Add(1)
+				return last.After(start), fmt.Errorf("no access unit for %v (watchdog)", s.Watchdog)
+			}
+		}
+	}
+}
+
+// deliver queues an access unit of session gen, unless a newer session replaced it.
+func (s *Source) deliver(gen uint64, au *media.AccessUnit) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if gen != s.gen {
+		return true // stale: drop silently, the session is over
+	}
+	if s.firstAU {
+		if !au.Discontinuity {
+			au.Discontinuity = true
+			s.stats.Discontinuities.Add(1)
+		}
+		s.firstAU = false
+	}
+	s.lastAU.Store(time.Now().UnixNano())
+	if !s.q.Push(au) {
+		if au.Discontinuity {
+			s.firstAU = true // the next key frame carries it
+		}
+		return false
+	}
+	return true
+}
+
+// redactErr removes the URL's credentials from an error text (gortsplib errors may quote
+// requests).
+func (s *Source) redactErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := msg
+	if s.u != nil && s.u.User != nil {
+		if p, ok := s.u.User.Password(); ok && p != "" {
+			clean = strings.ReplaceAll(clean, p, redacted)
+		}
+		clean = strings.ReplaceAll(clean, s.u.User.String(), redacted)
+	}
+	clean = strings.ReplaceAll(clean, s.URL, s.redacted)
+	if clean == msg {
+		return err
+	}
+	return errors.New(clean)
+}
+
+// Read returns the next access unit (Annex-B, parameter sets before key frames), blocking until
+// one arrives, across reconnections. It returns ctx.Err() when ctx is done, live.ErrClosed after
+// Close, and a permanent error when the stream has no H.264/H.265 video.
+func (s *Source) Read(ctx context.Context) (*media.AccessUnit, error) {
+	if s.q == nil {
+		return nil, errors.New("rtsp: Read before Init")
+	}
+	return s.q.Pop(ctx)
+}
+
+// Info returns the codec and, once an SPS was seen, the picture size and frame rate; zero
+// before the first session.
+func (s *Source) Info() media.StreamInfo {
+	if d := s.depacketz.Load(); d != nil {
+		return d.Info()
+	}
+	return media.StreamInfo{}
+}
+
+// Live reports true.
+func (s *Source) Live() bool { return true }
+
+// Stats returns the source's counters.
+func (s *Source) Stats() live.Stats { return s.stats.Snapshot() }
+
+// Close ends the session and stops reconnecting. Safe to call more than once.
+func (s *Source) Close() error {
+	s.closer.Do(func() {
+		if s.cancel == nil {
+			return
+		}
+		s.cancel()
+		<-s.done
+		s.q.Close()
+	})
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }

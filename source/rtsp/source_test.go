@@ -1,0 +1,277 @@
+package rtsp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bluenviron/gortsplib/v5/pkg/format"
+
+	"github.com/vinfer/vinfer/media"
+	"github.com/vinfer/vinfer/source/internal/sourcetest"
+	"github.com/vinfer/vinfer/source/live"
+)
+
+var clips = []string{"videos/car-detection.mp4", "videos/person-bicycle-car_hevc.mp4"}
+
+// readUntil reads and checks access units until done reports true.
+func readUntil(t *testing.T, s *Source, m *sourcetest.Matcher, done func(au *media.AccessUnit) bool, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		au, err := s.Read(ctx)
+		if err != nil {
+			t.Fatalf("read after %d access units: %v (stats %+v)", m.Matched, err, s.Stats())
+		}
+		m.Check(t, au)
+		if done(au) {
+			return
+		}
+	}
+}
+
+func open(t *testing.T, s *Source) *Source {
+	t.Helper()
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := s.Init(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestPlay plays the clips from a gortsplib server over TCP and over UDP: H.264 with the
+// parameter sets in the SDP only, H.265 with them in-band only and none in the SDP. Every
+// access unit must arrive byte-exact.
+func TestPlay(t *testing.T) {
+	for _, name := range clips {
+		for _, transport := range []string{TransportTCP, TransportUDP} {
+			t.Run(name+"/"+transport, func(t *testing.T) {
+				c := sourcetest.LoadClip(t, name)
+				forma, aus := clipFormat(t, c, c.Codec == media.CodecH264)
+				srv := &testServer{t: t, forma: forma, aus: aus, rate: 8}
+				srv.start()
+				s := open(t, &Source{URL: srv.url(), Transport: transport})
+				m := &sourcetest.Matcher{Clip: c}
+				readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == len(c.Samples) }, 30*time.Second)
+				st := s.Stats()
+				if m.Skipped != 0 || st.Connects != 1 || st.Lost != 0 || st.Dropped != 0 {
+					t.Fatalf("skipped %d; stats %+v", m.Skipped, st)
+				}
+				if info := s.Info(); info.Codec != c.Codec || info.Width != 768 || info.Height != 432 {
+					t.Fatalf("info %+v", info)
+				}
+			})
+		}
+	}
+}
+
+// TestEmptySprop serves H.264 whose SDP has an empty sprop-parameter-sets, with the parameter
+// sets in-band.
+func TestEmptySprop(t *testing.T) {
+	c := sourcetest.LoadClip(t, clips[0])
+	_, aus := clipFormat(t, c, false)
+	forma := &format.Generic{PayloadTyp: 96, RTPMa: "H264/90000", FMT: map[string]string{"packetization-mode": "1", "sprop-parameter-sets": ""}}
+	if err := forma.Init(); err != nil {
+		t.Fatal(err)
+	}
+	srv := &testServer{t: t, forma: forma, aus: aus, rate: 8}
+	srv.start()
+	s := open(t, &Source{URL: srv.url(), Transport: TransportTCP})
+	m := &sourcetest.Matcher{Clip: c}
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 100 }, 30*time.Second)
+	if m.Skipped != 0 {
+		t.Fatalf("skipped %d", m.Skipped)
+	}
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestAuthAndRedaction plays a stream that needs credentials, then tries a wrong password:
+// failures are retried and counted, and no password appears in logs, errors or stats.
+func TestAuthAndRedaction(t *testing.T) {
+	c := sourcetest.LoadClip(t, clips[0])
+	forma, aus := clipFormat(t, c, true)
+	srv := &testServer{t: t, forma: forma, aus: aus, rate: 8, user: "viewer", pass: "Zebra-Secret-42"}
+	srv.start()
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
+	s := open(t, &Source{URL: srv.url(), Transport: TransportTCP, Logger: logger})
+	m := &sourcetest.Matcher{Clip: c}
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 20 }, 30*time.Second)
+
+	bad := strings.Replace(srv.url(), "Zebra-Secret-42", "Wrong-Secret-43", 1)
+	b := open(t, &Source{URL: bad, Transport: TransportTCP, Logger: logger, Backoff: []time.Duration{50 * time.Millisecond}})
+	deadline := time.Now().Add(10 * time.Second)
+	for b.Stats().ConnectFailures < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := b.Stats().ConnectFailures; n < 3 {
+		t.Fatalf("%d connection failures counted with a wrong password", n)
+	}
+	out := logs.String()
+	for _, secret := range []string{"Zebra-Secret-42", "Wrong-Secret-43", "viewer"} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("log leaks %q:\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "REDACTED@") || !strings.Contains(out, "401") {
+		t.Fatalf("log lacks the redacted URL or the 401:\n%s", out)
+	}
+}
+
+// TestServerLateStart starts the source before the server: it retries with backoff until the
+// server is up.
+func TestServerLateStart(t *testing.T) {
+	c := sourcetest.LoadClip(t, clips[0])
+	forma, aus := clipFormat(t, c, true)
+	srv := &testServer{t: t, forma: forma, aus: aus, rate: 8}
+	srv.addr = "127.0.0.1:" + itoa(sourcetest.TCPPort(t))
+	srv.rtp = sourcetest.UDPPortPair(t)
+	s := open(t, &Source{URL: srv.url(), Transport: TransportAuto, Backoff: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}})
+	time.Sleep(1200 * time.Millisecond)
+	srv.start()
+	m := &sourcetest.Matcher{Clip: c}
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 50 }, 30*time.Second)
+	st := s.Stats()
+	t.Logf("stats %+v", st)
+	if st.ConnectFailures < 3 || st.Connects != 1 || m.Skipped != 0 {
+		t.Fatalf("stats %+v, skipped %d", st, m.Skipped)
+	}
+}
+
+// TestServerRestart kills the server mid-stream and brings it back on the same port: the
+// stream resumes at a key frame flagged as a discontinuity, and the reconnect is counted.
+func TestServerRestart(t *testing.T) {
+	for _, transport := range []string{TransportTCP, TransportUDP} {
+		t.Run(transport, func(t *testing.T) {
+			c := sourcetest.LoadClip(t, clips[0])
+			forma, aus := clipFormat(t, c, true)
+			srv := &testServer{t: t, forma: forma, aus: aus, rate: 8}
+			srv.start()
+			s := open(t, &Source{URL: srv.url(), Transport: transport, Backoff: []time.Duration{200 * time.Millisecond}})
+			m := &sourcetest.Matcher{Clip: c}
+			readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 80 }, 30*time.Second)
+			srv.close()
+			var lastPTS time.Duration
+			var restarted atomic.Bool
+			time.AfterFunc(time.Second, func() {
+				srv2 := &testServer{t: t, forma: forma, aus: aus, rate: 8, addr: srv.addr, rtp: srv.rtp}
+				srv2.start()
+				restarted.Store(true)
+			})
+			readUntil(t, s, m, func(au *media.AccessUnit) bool {
+				if au.Discontinuity {
+					if !restarted.Load() || au.PTS <= lastPTS {
+						t.Fatalf("discontinuity before the restart or PTS going back: %v after %v", au.PTS, lastPTS)
+					}
+				}
+				lastPTS = max(lastPTS, au.PTS)
+				return m.Discontinuities == 1 && m.Matched >= 200
+			}, 30*time.Second)
+			st := s.Stats()
+			t.Logf("stats %+v", st)
+			if st.Connects != 2 || st.Reconnects != 1 || st.Discontinuities != 1 || st.ConnectFailures == 0 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// TestWatchdog stops the media (not the connection) for longer than the watchdog: the source
+// reconnects by itself.
+func TestWatchdog(t *testing.T) {
+	c := sourcetest.LoadClip(t, clips[0])
+	forma, aus := clipFormat(t, c, true)
+	srv := &testServer{t: t, forma: forma, aus: aus, rate: 8, pause: func(au int) time.Duration {
+		if au == 40 {
+			return 2 * time.Second
+		}
+		return 0
+	}}
+	srv.start()
+	s := open(t, &Source{URL: srv.url(), Transport: TransportTCP, Watchdog: 700 * time.Millisecond, Backoff: []time.Duration{100 * time.Millisecond}})
+	m := &sourcetest.Matcher{Clip: c}
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Discontinuities == 1 && m.Matched > 60 }, 30*time.Second)
+	st := s.Stats()
+	if st.Watchdog == 0 || st.Reconnects == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestUnsupportedCodec serves MJPEG only: Read fails for good with a message naming the
+// problem.
+func TestUnsupportedCodec(t *testing.T) {
+	srv := &testServer{t: t, forma: &format.MJPEG{}, aus: nil, rate: 1}
+	srv.start()
+	s := open(t, &Source{URL: srv.url(), Transport: TransportTCP})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := s.Read(ctx)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "not supported") {
+		t.Fatalf("Read: %v", err)
+	}
+}
+
+// TestStaleGeneration delivers an access unit of a session that ended: it must not reach Read.
+func TestStaleGeneration(t *testing.T) {
+	s := &Source{q: live.NewQueue(4)}
+	s.gen = 3
+	au := &media.AccessUnit{Data: []byte{0, 0, 0, 1, 0x65}, Key: true}
+	s.deliver(2, au)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if got, err := s.q.Pop(ctx); err == nil {
+		t.Fatalf("stale access unit delivered: %+v", got)
+	}
+	s.deliver(3, au)
+	if _, err := s.q.Pop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestInitErrors(t *testing.T) {
+	for _, s := range []*Source{
+		{URL: "http://cam/live"},
+		{URL: "rtsp://cam/live", Transport: "sctp"},
+		{URL: "rtsp://user:pa%zz@cam/live"},
+	} {
+		err := s.Init()
+		if err == nil {
+			s.Close()
+			t.Fatalf("Init(%q, %q) succeeded", s.URL, s.Transport)
+		}
+		if strings.Contains(err.Error(), "pa%zz") {
+			t.Fatalf("error leaks the password: %v", err)
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
