@@ -24,7 +24,12 @@ type firstFrameResult struct {
 	MaxMs   float64   `json:"first_frame_max_ms"`
 	MinMs   float64   `json:"first_frame_min_ms"`
 	All     []float64 `json:"first_frame_ms"`
+	// Phases is the mean time of each step across workers, in milliseconds.
+	Phases map[string]float64 `json:"phase_mean_ms,omitempty"`
 }
+
+// phaseNames are the steps of firstFrame, in order.
+var phaseNames = []string{"open_device", "stream", "preprocessor", "decoder", "decode_first", "preprocess_sync"}
 
 // benchFirstFrame starts N workers at once; each opens the device, makes a stream, a decoder
 // and a preprocessor, decodes the clip until its first picture and preprocesses it. The latency
@@ -43,13 +48,14 @@ func benchFirstFrame(cfg config) (*firstFrameResult, error) {
 			return nil, err
 		}
 		defer d.Close()
-		if _, err := firstFrame(c, false); err != nil { // module JIT, NVDEC library, allocator
+		if _, err := firstFrame(c, nil); err != nil { // module JIT, NVDEC library, allocator
 			return nil, err
 		}
 		res.WarmMs = ms(time.Since(t))
 	}
 	start := make(chan struct{})
 	lat := make([]float64, cfg.streams)
+	phases := make([][6]time.Duration, cfg.streams)
 	errs := make([]error, cfg.streams)
 	var wg sync.WaitGroup
 	for i := range cfg.streams {
@@ -61,7 +67,7 @@ func benchFirstFrame(cfg config) (*firstFrameResult, error) {
 			if *variant == "ownctx" {
 				errs[i] = ownContextWorker()
 			} else {
-				_, errs[i] = firstFrame(c, false)
+				_, errs[i] = firstFrame(c, &phases[i])
 			}
 			lat[i] = ms(time.Since(t))
 		}()
@@ -71,6 +77,14 @@ func benchFirstFrame(cfg config) (*firstFrameResult, error) {
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
+		}
+	}
+	if *variant != "ownctx" {
+		res.Phases = map[string]float64{}
+		for _, p := range phases {
+			for k, name := range phaseNames {
+				res.Phases[name] += ms(p[k]) / float64(len(phases))
+			}
 		}
 	}
 	res.All = slices.Clone(lat)
@@ -84,10 +98,20 @@ func benchFirstFrame(cfg config) (*firstFrameResult, error) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// firstFrame runs one worker's path up to its first preprocessed frame.
-func firstFrame(c *clip, _ bool) (time.Duration, error) {
+// firstFrame runs one worker's path up to its first preprocessed frame, recording the time of
+// each step in phases when not nil.
+func firstFrame(c *clip, phases *[6]time.Duration) (time.Duration, error) {
 	t := time.Now()
+	last := t
+	mark := func(i int) {
+		if phases != nil {
+			now := time.Now()
+			phases[i] = now.Sub(last)
+			last = now
+		}
+	}
 	d, err := cuda.Open(0)
+	mark(0)
 	if err != nil {
 		return 0, err
 	}
@@ -98,6 +122,7 @@ func firstFrame(c *clip, _ bool) (time.Duration, error) {
 			return err
 		}
 		defer s.Destroy()
+		mark(1)
 		pre := &gpu.Preprocessor{Device: d, Spec: yoloxSpec}
 		if err := pre.Init(); err != nil {
 			return err
@@ -108,11 +133,13 @@ func firstFrame(c *clip, _ bool) (time.Duration, error) {
 			return err
 		}
 		defer buf.Free(nil)
+		mark(2)
 		dec := &codec.NVDEC{Device: d, Stream: s, Codec: c.aus[0].Codec, Frames: 2}
 		if err := dec.Init(); err != nil {
 			return err
 		}
 		defer dec.Close()
+		mark(3)
 		var got *frame.Frame
 		for i := 0; got == nil && i < len(c.aus); i++ {
 			if err := dec.Decode(context.Background(), &c.aus[i], func(f *frame.Frame) {
@@ -137,10 +164,13 @@ func firstFrame(c *clip, _ bool) (time.Duration, error) {
 			}
 		}
 		defer got.Release()
+		mark(4)
 		if _, err := pre.Run(s, got, buf.Ptr, 0); err != nil {
 			return err
 		}
-		return s.Synchronize()
+		err = s.Synchronize()
+		mark(5)
+		return err
 	})
 	return time.Since(t), err
 }

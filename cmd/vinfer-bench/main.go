@@ -3,6 +3,7 @@
 //
 //	decode      NVDEC decode-only frames/s with N streams (frames stay in device memory)
 //	pre         decode + fused preprocessing into batch tensors, frames/s with N streams
+//	model       model-only ONNX Runtime CUDA throughput at a batch size (same engine as e2e)
 //	e2e         decode + preprocessing + ONNX Runtime (CUDA EP, IO binding) with N streams:
 //	            throughput, frame->result latency p50/p99, host<->device copies per frame
 //	firstframe  latency to the first preprocessed frame with N workers starting at once: cold,
@@ -15,11 +16,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 )
 
 func main() {
-	mode := flag.String("mode", "decode", "decode | pre | e2e | firstframe | memory")
+	mode := flag.String("mode", "decode", "decode | pre | model | e2e | firstframe | memory")
 	clipPath := flag.String("clip", ".build/gpu-testdata/clip1080p30.h264", "Annex-B H.264 clip")
 	fps := flag.Float64("fps", 30, "clip frame rate (for pacing and timestamps)")
 	streams := flag.Int("streams", 1, "concurrent streams")
@@ -28,9 +30,15 @@ func main() {
 	paced := flag.Bool("paced", false, "feed each stream at the clip's frame rate (e2e latency at a given load)")
 	batch := flag.Int("batch", 8, "max frames per inference batch")
 	workers := flag.Int("workers", 2, "GPU inference workers per device")
-	model := flag.String("model", "assets/models/yolox_nano_416.onnx", "ONNX model (dynamic batch for batch > 1)")
+	model := flag.String("model", ".build/gpu-testdata/yolox_nano_416_dyn.onnx", "ONNX model (dynamic batch for batch > 1; scripts/gpu/make-dynamic-batch.py)")
 	half := flag.Bool("half", false, "float16 input tensor")
+	watchdog := flag.Duration("timeout", 3*time.Minute, "abort (printing every goroutine's stack) after this long")
 	flag.Parse()
+	time.AfterFunc(*watchdog, func() {
+		fmt.Fprintln(os.Stderr, "vinfer-bench: watchdog: still running after", *watchdog)
+		pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		os.Exit(3)
+	})
 
 	cfg := config{clip: *clipPath, fps: *fps, streams: *streams, repeat: *repeat, duration: *duration,
 		paced: *paced, batch: *batch, workers: *workers, model: *model, half: *half}
@@ -45,6 +53,8 @@ func main() {
 		res, err = benchPipeline(cfg, true)
 	case "firstframe":
 		res, err = benchFirstFrame(cfg)
+	case "model":
+		res, err = benchModel(cfg)
 	case "memory":
 		res, err = benchMemory(cfg)
 	default:

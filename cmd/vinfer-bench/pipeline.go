@@ -183,6 +183,8 @@ func feedStream(ctx context.Context, cfg config, d *cuda.Device, c *clip, out ch
 		defer dec.Close()
 		events := map[*frame.Frame]*cuda.Event{}
 		defer func() {
+			// Frames may still sit in a worker's queue: their events and surfaces must outlive them.
+			waitReleased(dec.Pool(), 10*time.Second)
 			for _, e := range events {
 				e.Destroy()
 			}
@@ -251,6 +253,18 @@ func feedStream(ctx context.Context, cfg config, d *cuda.Device, c *clip, out ch
 	})
 }
 
+// waitReleased waits until every frame of pool is back, at most limit.
+func waitReleased(pool *frame.Pool, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for pool.Stats().InUse > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
 // worker is one GPU worker: a locked OS thread with the device's context current, its own
 // stream, batch tensor, preprocessor and inference engine.
 type worker struct {
@@ -265,6 +279,12 @@ type worker struct {
 }
 
 func (w *worker) run(ctx context.Context, ready chan<- error) {
+	defer func() {
+		// After an error, keep releasing what arrives so that decoders never block on a dead worker.
+		for it := range w.in {
+			it.f.Release()
+		}
+	}()
 	w.err = w.dev.RunLocked(func() error {
 		setup := func() (*cuda.Stream, *gpu.Preprocessor, *cuda.Buffer, engine, error) {
 			s, err := w.dev.NewStream()
@@ -284,7 +304,7 @@ func (w *worker) run(ctx context.Context, ready chan<- error) {
 				if eng, err = newEngine(w.cfg, w.dev, s, buf.Ptr, w.cfg.batch); err != nil {
 					return nil, nil, nil, nil, err
 				}
-				for n := 1; n <= w.cfg.batch; n *= 2 { // warm-up: every batch size the run may see
+				for n := 1; n <= w.cfg.batch; n++ { // warm-up: every batch size the run may see
 					if err := eng.Infer(s, n); err != nil {
 						return nil, nil, nil, nil, err
 					}
@@ -328,18 +348,22 @@ func (w *worker) run(ctx context.Context, ready chan<- error) {
 			}
 			for i, it := range batch {
 				if err := s.Wait(it.ready); err != nil {
+					releaseAll(batch)
 					return err
 				}
 				if _, err := pre.Run(s, it.f, buf.Ptr, i); err != nil {
+					releaseAll(batch)
 					return err
 				}
 			}
 			if eng != nil {
 				if err := eng.Infer(s, len(batch)); err != nil {
+					releaseAll(batch)
 					return err
 				}
 			}
 			if err := s.Synchronize(); err != nil {
+				releaseAll(batch)
 				return err
 			}
 			now := time.Now()
@@ -353,4 +377,10 @@ func (w *worker) run(ctx context.Context, ready chan<- error) {
 			w.batches++
 		}
 	})
+}
+
+func releaseAll(batch []item) {
+	for _, it := range batch {
+		it.f.Release()
+	}
 }

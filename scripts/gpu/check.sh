@@ -25,10 +25,10 @@ echo "== tests"
 (cd preprocess/gpu && "$root/.build/bin/gpu.test" -test.v -test.run 'Kernel|Reference|Pack' -test.bench Kernel -test.benchtime 5000x 2>&1 | grep -Ev '^=== RUN')
 (cd codec && "$root/.build/bin/codec.test" -test.v -test.run NVDEC 2>&1 | grep -Ev '^=== RUN')
 fi
-B=$root/.build/bin/vinfer-bench
+B=${VINFER_BENCH:-$root/.build/bin/vinfer-bench}
 R=$OUT/results.jsonl
-has decode && { echo "== decode-only"; for n in 1 2 4 8 16 32; do timeout 120 "$B" -mode decode -streams $n -repeat 3 | tee -a "$R"; done; }
-has pre && { echo "== decode + preprocess"; for n in 1 8 16 32; do timeout 120 "$B" -mode pre -streams $n -repeat 3 -batch 8 -workers 2 | tee -a "$R"; done; }
-has first && { echo "== first frame, 8 workers at once"; for v in cold warm ownctx; do timeout 60 "$B" -mode firstframe -variant $v -streams 8 | tee -a "$R"; done; }
-has memory && { echo "== memory, streams added and removed"; timeout 200 "$B" -mode memory -streams 8 -duration ${MEMORY_SECONDS:-45}s -batch 8 -workers 2 | tee -a "$R"; }
+has decode && { echo "== decode-only"; for n in 1 2 4 8 16 32; do timeout -s KILL 120 "$B" -mode decode -streams $n -repeat 3 | tee -a "$R"; done; }
+has pre && { echo "== decode + preprocess"; for n in 1 8 16 32; do timeout -s KILL 120 "$B" -mode pre -streams $n -repeat 3 -batch 8 -workers 2 | tee -a "$R"; done; }
+has first && { echo "== first frame, 8 workers at once"; for v in cold warm ownctx; do timeout -s KILL 60 "$B" -mode firstframe -variant $v -streams 8 | tee -a "$R"; done; }
+has memory && { echo "== memory, streams added and removed"; timeout -s KILL 200 "$B" -mode memory -streams 8 -duration ${MEMORY_SECONDS:-45}s -batch 8 -workers 2 | tee -a "$R"; }
 nvidia-smi --query-gpu=memory.used,utilization.gpu,utilization.decoder --format=csv
