@@ -41,6 +41,9 @@ type AccessUnit struct {
 	DTS time.Duration
 	// Key reports an IDR/IRAP picture: decoding can start here.
 	Key bool
+	// Discard marks a picture to decode for reference only, never to output (MP4 edit-list
+	// pre-roll, ISO/IEC 14496-12 §8.6.6).
+	Discard bool
 	// Wallclock is the capture time when the source knows it (RTCP sender reports), else zero.
 	Wallclock time.Time
 	// Discontinuity reports that the source lost data just before this access unit (packet
