@@ -281,3 +281,25 @@ func keys(m map[string]bool) []string {
 	}
 	return out
 }
+
+// LoadModel reads a single model declaration (the MODEL.yaml beside an .onnx file). Paths are
+// relative to that file.
+func LoadModel(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("model config: %w", err)
+	}
+	var m Model
+	if err := yaml.UnmarshalWithOptions(b, &m, yaml.Strict()); err != nil {
+		return nil, fmt.Errorf("model config %s: %s", path, yaml.FormatError(err, false, true))
+	}
+	if err := m.validate("model"); err != nil {
+		return nil, fmt.Errorf("model config %s: %w", path, err)
+	}
+	c := Config{Dir: filepath.Dir(path), Models: []Model{m}}
+	if abs, err := filepath.Abs(path); err == nil {
+		c.Dir = filepath.Dir(abs)
+	}
+	c.resolvePaths()
+	return &c.Models[0], nil
+}

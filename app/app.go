@@ -1,0 +1,168 @@
+// Package app assembles a running vinfer from a configuration: the model registry, the
+// pipeline, sources and decoders per stream, and the sinks. cmd/vinfer and the HTTP API drive it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/vinfer/vinfer/codec"
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/media"
+	"github.com/vinfer/vinfer/model"
+	"github.com/vinfer/vinfer/pipeline"
+	"github.com/vinfer/vinfer/sink"
+)
+
+// App is a configured vinfer instance.
+type App struct {
+	Config   *config.Config
+	Registry *model.Registry
+	Pipeline *pipeline.Pipeline
+	Log      *slog.Logger
+	Started  time.Time
+
+	mu      sync.Mutex
+	streams map[string]config.Stream
+	fanout  *Fanout
+}
+
+// Options tune New.
+type Options struct {
+	// Sinks receive every result (in addition to the fan-out subscribers).
+	Sinks []sink.Sink
+	// Log receives events (default slog.Default()).
+	Log *slog.Logger
+	// KeepLatest retains each stream's latest frame for snapshots (the web view).
+	KeepLatest bool
+	// OnBatch and OnResult observe batches and results (metrics).
+	OnBatch  func(model string, size int)
+	OnResult func(r *sink.Result)
+}
+
+// New builds the registry and pipeline and starts the pipeline (no streams yet).
+func New(ctx context.Context, cfg *config.Config, o Options) *App {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	a := &App{Config: cfg, Log: o.Log, Started: time.Now(), streams: map[string]config.Stream{}, fanout: newFanout()}
+	a.Registry = model.NewRegistry(cfg.Models)
+	a.Registry.Logf = func(f string, args ...any) { a.Log.Info(fmt.Sprintf(f, args...)) }
+	a.Pipeline = pipeline.New(pipeline.Options{
+		Engine: func(name string) (pipeline.Engine, error) {
+			e, err := a.Registry.Get(name)
+			if err != nil {
+				return nil, err
+			}
+			return engine{e}, nil
+		},
+		MaxDelay: func(name string) time.Duration {
+			d, _ := a.Registry.Declaration(name)
+			if d.MaxDelay == 0 {
+				return 2 * time.Millisecond
+			}
+			return time.Duration(d.MaxDelay)
+		},
+		Sinks:      append(o.Sinks, a.fanout),
+		KeepLatest: o.KeepLatest,
+		Logf:       func(f string, args ...any) { a.Log.Warn(fmt.Sprintf(f, args...)) },
+		Debugf:     func(f string, args ...any) { a.Log.Debug(fmt.Sprintf(f, args...)) },
+		OnBatch:    o.OnBatch,
+		OnResult:   o.OnResult,
+	})
+	a.Pipeline.Start(ctx)
+	return a
+}
+
+// engine adapts a registry entry to pipeline.Engine.
+type engine struct{ e *model.Entry }
+
+func (e engine) Name() string { return e.e.Name() }
+
+func (e engine) Acquire() pipeline.Runner {
+	if v := e.e.Acquire(); v != nil {
+		return v
+	}
+	return nil
+}
+
+// AddStream opens a stream's source and starts it. Errors say what to fix; other streams are
+// not affected.
+func (a *App) AddStream(s config.Stream) error {
+	if err := s.Validate("stream " + s.ID); err != nil {
+		return err
+	}
+	if s.ID == "" || s.Source == "" {
+		return errors.New("stream: id and source are required")
+	}
+	if _, ok := a.Registry.Declaration(s.Model); !ok {
+		return fmt.Errorf("stream %s: model %q is not declared (have %v)", s.ID, s.Model, a.Registry.Names())
+	}
+	a.mu.Lock()
+	_, dup := a.streams[s.ID]
+	a.mu.Unlock()
+	if dup {
+		return fmt.Errorf("stream %s already exists", s.ID)
+	}
+	src, err := OpenSource(s)
+	if err != nil {
+		return err
+	}
+	policy := pipeline.Block
+	if s.Drop == "oldest" || (s.Drop == "" && src.Live()) {
+		policy = pipeline.DropOldest
+	}
+	id := s.ID
+	err = a.Pipeline.AddStream(pipeline.StreamConfig{
+		ID: id, Source: src, Model: s.Model, Interval: s.Interval, MaxFPS: s.MaxFPS, Policy: policy,
+		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
+			d := &codec.Decoder{Codec: c, Name: "stream " + id}
+			if err := d.Init(); err != nil {
+				return nil, err
+			}
+			return d, nil
+		},
+	})
+	if err != nil {
+		src.Close()
+		return err
+	}
+	a.mu.Lock()
+	a.streams[s.ID] = s
+	a.mu.Unlock()
+	return nil
+}
+
+// RemoveStream stops and releases a stream.
+func (a *App) RemoveStream(id string) error {
+	if err := a.Pipeline.RemoveStream(id); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	delete(a.streams, id)
+	a.mu.Unlock()
+	return nil
+}
+
+// StreamConfig returns a stream's declaration.
+func (a *App) StreamConfig(id string) (config.Stream, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.streams[id]
+	return s, ok
+}
+
+// Subscribe returns a channel of encoded results (JSON objects) for live consumers (SSE,
+// WebSocket); slow subscribers lose messages (counted) rather than slowing the pipeline.
+func (a *App) Subscribe(stream string) (<-chan []byte, func()) { return a.fanout.subscribe(stream) }
+
+// Stop stops every stream, drains the pipeline and frees the models.
+func (a *App) Stop() error {
+	err := a.Pipeline.Stop()
+	a.Registry.Close()
+	return err
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/imageio"
+	"github.com/vinfer/vinfer/model"
+	"github.com/vinfer/vinfer/pipeline"
+	"github.com/vinfer/vinfer/preprocess"
+	"github.com/vinfer/vinfer/sink"
+)
+
+var imageExts = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".gif": true}
+
+func detectCmd(args []string) error {
+	fs := flag.NewFlagSet("detect", flag.ContinueOnError)
+	modelPath := fs.String("model", "", "ONNX model (MODEL.yaml beside it, if present, sets family and preprocessing)")
+	input := fs.String("input", "", "image (JPEG/PNG) or video file")
+	family := fs.String("family", "", "model family, when auto-detection cannot tell (yolox, fastestdet, ultraface, yolov5, yolov8, nanodet)")
+	labels := fs.String("labels", "", `labels file (one name per line) or "coco80"`)
+	score := fs.Float64("score-threshold", -1, "minimum score (default: the family's)")
+	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *modelPath == "" || *input == "" {
+		fs.Usage()
+		return errors.New("detect needs --model and --input")
+	}
+	if _, err := os.Stat(*input); err != nil {
+		return fmt.Errorf("input: %w", err)
+	}
+	decl, err := model.Declare(*modelPath)
+	if err != nil {
+		return err
+	}
+	if *family != "" {
+		decl.Family = *family
+	}
+	if *labels != "" {
+		decl.Labels = *labels
+	}
+	if *score >= 0 {
+		s := float32(*score)
+		decl.ScoreThreshold = &s
+	}
+	decl.IntraOpThreads = *threads
+	if imageExts[strings.ToLower(filepath.Ext(*input))] {
+		return detectImage(decl, *input)
+	}
+	return detectVideo(decl, *input)
+}
+
+func detectImage(decl config.Model, path string) error {
+	m, err := model.Load(decl)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	f, err := imageio.Load(path)
+	if err != nil {
+		return err
+	}
+	pre, err := preprocess.NewCPU(m.Pre)
+	if err != nil {
+		return err
+	}
+	defer pre.Close()
+	in, err := m.Input(1)
+	if err != nil {
+		return err
+	}
+	tr, err := pre.Run(f, in)
+	if err != nil {
+		return err
+	}
+	outs, err := m.Run(1)
+	if err != nil {
+		return err
+	}
+	dec, err := m.NewDecoder()
+	if err != nil {
+		return err
+	}
+	r := &sink.Result{Stream: path, Width: f.Width, Height: f.Height, Model: m.Name,
+		Detections: dec.Decode(outs, 0, tr, nil)}
+	j := &sink.JSONL{W: os.Stdout}
+	if err := j.Write(r); err != nil {
+		return err
+	}
+	return j.Flush()
+}
+
+func detectVideo(decl config.Model, path string) error {
+	cfg := &config.Config{Models: []config.Model{decl},
+		Streams: []config.Stream{{ID: path, Source: path, Model: decl.Name, Drop: "block"}}}
+	j := &sink.JSONL{W: os.Stdout}
+	a := app.New(context.Background(), cfg, app.Options{Sinks: []sink.Sink{j}})
+	if err := a.AddStream(cfg.Streams[0]); err != nil {
+		a.Stop()
+		return err
+	}
+	start := time.Now()
+	a.Pipeline.Wait()
+	streams := a.Pipeline.Streams()
+	err := a.Stop()
+	if ferr := j.Flush(); err == nil {
+		err = ferr
+	}
+	if len(streams) == 1 && streams[0].Err != nil {
+		return streams[0].Err
+	}
+	pipeline.Summary(os.Stderr, streams, time.Since(start))
+	return err
+}

@@ -1,0 +1,49 @@
+// Command vinfer is a video-AI inference server: it decodes video streams (files, RTSP, RTP,
+// GB28181), runs ONNX detection models on the frames with cross-stream batching, and emits
+// detections as JSON Lines (and over HTTP with `--http`).
+//
+//	vinfer run [--config FILE]                 the main job (default: the bundled sample)
+//	vinfer detect --model M.onnx --input PATH  detections for one image or video, JSON Lines
+//	vinfer version
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = runCmd(os.Args[2:])
+	case "detect":
+		err = detectCmd(os.Args[2:])
+	case "version":
+		err = versionCmd()
+	case "-h", "--help", "help":
+		usage()
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "vinfer: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vinfer: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  vinfer run [--config FILE] [--http ADDR]   run streams (default: the bundled sample clip with YOLOX-Nano)
+  vinfer detect --model MODEL.onnx --input IMAGE|VIDEO   print detections as JSON Lines
+  vinfer version                             print versions
+Run 'vinfer COMMAND -h' for a command's flags.
+`)
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/model"
+	"github.com/vinfer/vinfer/pipeline"
+	"github.com/vinfer/vinfer/sink"
+)
+
+func runCmd(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "YAML configuration (default: the bundled sample)")
+	httpAddr := fs.String("http", "", "serve the HTTP API and web view on this address (e.g. 127.0.0.1:8080)")
+	jsonl := fs.String("jsonl", "", `where detection events go: "-" stdout (default), a file, or "none"`)
+	all := fs.Bool("all-frames", false, "emit a JSON line for every inferred frame, not only frames with detections")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logJSON := fs.Bool("log-json", false, "log as JSON instead of text")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := newLogger(*logLevel, *logJSON)
+	var cfg *config.Config
+	var err error
+	if *cfgPath != "" {
+		if cfg, err = config.Load(*cfgPath); err != nil {
+			return err
+		}
+	} else if cfg, err = defaultConfig(); err != nil {
+		return err
+	}
+	if *httpAddr != "" {
+		cfg.Output.HTTP = *httpAddr
+	}
+	if *jsonl != "" {
+		cfg.Output.JSONL = *jsonl
+	}
+
+	var sinks []sink.Sink
+	var flush func() error
+	if out := cfg.Output.JSONL; out != "none" {
+		var w io.Writer = os.Stdout
+		if out != "" && out != "-" {
+			f, err := os.Create(out)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = f
+		}
+		j := &sink.JSONL{W: w, Live: w == os.Stdout}
+		flush = j.Flush
+		if *all {
+			sinks = append(sinks, j)
+		} else {
+			sinks = append(sinks, eventsOnly{j})
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := app.New(context.Background(), cfg, app.Options{Sinks: sinks, Log: log, KeepLatest: cfg.Output.HTTP != ""})
+	if err := a.Registry.Preload(false); err != nil {
+		a.Stop()
+		return err
+	}
+	var errs []error
+	for _, s := range cfg.Streams {
+		if err := a.AddStream(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == len(cfg.Streams) && len(errs) > 0 && cfg.Output.HTTP == "" {
+		a.Stop()
+		return errors.Join(errs...)
+	}
+	for _, err := range errs {
+		log.Error(err.Error())
+	}
+	if cfg.Output.HTTP != "" {
+		srv, err := startAPI(ctx, a, cfg.Output.HTTP, cfg.Output.Token, log)
+		if err != nil {
+			a.Stop()
+			return err
+		}
+		defer srv.Close()
+	}
+
+	start := time.Now()
+	progressDone := make(chan struct{})
+	progressStopped := make(chan struct{})
+	go func() {
+		defer close(progressStopped)
+		(&pipeline.Progress{P: a.Pipeline, W: os.Stderr, Terminal: isTerminal(os.Stderr), Interval: time.Second}).Run(progressDone)
+	}()
+	ended := make(chan struct{})
+	go func() { a.Pipeline.Wait(); close(ended) }()
+	if cfg.Output.HTTP != "" || hasLive(a) {
+		<-ctx.Done() // serve until SIGINT/SIGTERM
+	} else {
+		select {
+		case <-ended:
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() != nil {
+		log.Info("stopping: draining in-flight frames")
+	}
+	streams := a.Pipeline.Streams()
+	err = a.Stop()
+	close(progressDone)
+	<-progressStopped
+	if flush != nil {
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+	}
+	pipeline.Summary(os.Stderr, streams, time.Since(start))
+	return err
+}
+
+// eventsOnly forwards results that have detections.
+type eventsOnly struct{ s sink.Sink }
+
+func (e eventsOnly) Write(r *sink.Result) error {
+	if len(r.Detections) == 0 {
+		return nil
+	}
+	return e.s.Write(r)
+}
+
+func hasLive(a *app.App) bool {
+	for _, s := range a.Pipeline.Streams() {
+		if s.Live {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultConfig runs the bundled sample: one-by-one-person-detection.mp4 with YOLOX-Nano.
+func defaultConfig() (*config.Config, error) {
+	dir := model.FindAssets()
+	if dir == "" {
+		return nil, errors.New("the bundled sample is not set up: run scripts/setup.sh (or pass --config)")
+	}
+	m, err := model.Declare(filepath.Join(dir, "models", "yolox_nano_416.onnx"))
+	if err != nil {
+		return nil, err
+	}
+	m.Name = "yolox_nano"
+	return &config.Config{
+		Models:  []config.Model{m},
+		Streams: []config.Stream{{ID: "sample", Source: filepath.Join(dir, "videos", "one-by-one-person-detection.mp4"), Model: "yolox_nano"}},
+	}, nil
+}
+
+func newLogger(level string, asJSON bool) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	o := &slog.HandlerOptions{Level: l}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, o)
+	if asJSON {
+		h = slog.NewJSONHandler(os.Stderr, o)
+	}
+	lg := slog.New(h)
+	slog.SetDefault(lg)
+	return lg
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func versionCmd() error {
+	fmt.Println("vinfer", version)
+	return nil
+}
+
+var version = "dev"
+
+var _ = fmt.Sprint

@@ -1,0 +1,231 @@
+// Package model turns a model declaration (config.Model) into a served model: an ONNX Runtime
+// session plus the family's preprocessing, output decoding, thresholds and labels, with the
+// family auto-detected from the output shapes when not declared.
+package model
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/detect"
+	"github.com/vinfer/vinfer/infer"
+	"github.com/vinfer/vinfer/preprocess"
+	"github.com/vinfer/vinfer/tensor"
+)
+
+// Model is a loaded model. Its session buffers belong to one inference worker at a time.
+type Model struct {
+	Name   string
+	Path   string
+	Family detect.Family
+	Pre    preprocess.Spec
+	Post   detect.Params
+	// LoadTime is how long opening the session took.
+	LoadTime time.Duration
+	MaxDelay time.Duration
+
+	sess *infer.Session
+}
+
+// Load opens the model a declaration describes. Errors name the model and what to fix: a file
+// that is not ONNX, outputs that fit no family, a labels file whose count differs from the
+// model's classes.
+func Load(c config.Model) (*Model, error) {
+	if c.Name == "" {
+		c.Name = strings.TrimSuffix(filepath.Base(c.Path), filepath.Ext(c.Path))
+	}
+	t0 := time.Now()
+	sess, err := infer.Open(infer.Config{Path: c.Path, IntraOpThreads: c.IntraOpThreads,
+		Provider: c.Provider, MaxBatch: c.MaxBatch})
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", c.Name, err)
+	}
+	m := &Model{Name: c.Name, Path: c.Path, sess: sess, LoadTime: time.Since(t0), MaxDelay: time.Duration(c.MaxDelay)}
+	if err := m.configure(c); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("model %s (%s): %w", c.Name, c.Path, err)
+	}
+	return m, nil
+}
+
+func (m *Model) configure(c config.Model) error {
+	w, h := m.sess.InputSize()
+	if c.Input != nil {
+		if (w != 0 && w != c.Input.Width) || (h != 0 && h != c.Input.Height) {
+			return fmt.Errorf("input %dx%d in the config but the model takes %dx%d", c.Input.Width, c.Input.Height, w, h)
+		}
+		w, h = c.Input.Width, c.Input.Height
+	}
+	if w == 0 || h == 0 {
+		return fmt.Errorf("the model's input size is dynamic: set input: {width: W, height: H}")
+	}
+	fam := detect.Family(c.Family)
+	if fam == "" {
+		var err error
+		if fam, err = detect.DetectFamily(w, h, m.sess.Outputs()); err != nil {
+			return err
+		}
+	}
+	m.Family = fam
+	ps, ok := presets[string(fam)]
+	if !ok {
+		return fmt.Errorf("unknown family %q", fam)
+	}
+	m.Pre = ps.pre
+	m.Pre.Width, m.Pre.Height = w, h
+	if err := applyPreprocess(&m.Pre, c.Preprocess); err != nil {
+		return err
+	}
+	if err := m.Pre.Validate(); err != nil {
+		return err
+	}
+	m.Post = detect.Params{ScoreThreshold: ps.score, NMSIoU: ps.nms, ClassAgnosticNMS: c.ClassAgnosticNMS,
+		MaxDetections: c.MaxDetections, InputWidth: w, InputHeight: h}
+	if c.ScoreThreshold != nil {
+		m.Post.ScoreThreshold = *c.ScoreThreshold
+	}
+	if c.NMSIoU != nil {
+		m.Post.NMSIoU = *c.NMSIoU
+	}
+	// Validate the layout without labels first, to learn the class count.
+	dec, err := detect.NewDecoder(fam, m.sess.Outputs(), m.Post)
+	if err != nil {
+		return err
+	}
+	labels, err := resolveLabels(c.Labels, ps.labels, dec.Classes())
+	if err != nil {
+		return err
+	}
+	m.Post.Labels = labels
+	_, err = detect.NewDecoder(fam, m.sess.Outputs(), m.Post)
+	return err
+}
+
+// resolveLabels: an explicit labels file (or "coco80") must match the class count; the family's
+// default labels apply only when they match, else classes are named class_N.
+func resolveLabels(given, def string, classes int) ([]string, error) {
+	var l []string
+	var err error
+	switch given {
+	case "":
+		switch def {
+		case "coco80":
+			l = detect.COCO80()
+		case "face":
+			l = []string{"face"}
+		}
+		if len(l) == classes {
+			return l, nil
+		}
+		l = make([]string, classes)
+		for i := range l {
+			l[i] = fmt.Sprintf("class_%d", i)
+		}
+		return l, nil
+	case "coco80":
+		l = detect.COCO80()
+	default:
+		if l, err = detect.LoadLabels(given); err != nil {
+			return nil, err
+		}
+	}
+	if len(l) != classes {
+		return nil, fmt.Errorf("labels %s name %d classes but the model outputs %d: give the labels file the model was trained with", given, len(l), classes)
+	}
+	return l, nil
+}
+
+func applyPreprocess(s *preprocess.Spec, p *config.Preprocess) error {
+	if p == nil {
+		return nil
+	}
+	switch p.Color {
+	case "bgr":
+		s.Color = preprocess.BGR
+	case "rgb":
+		s.Color = preprocess.RGB
+	}
+	switch p.Resize {
+	case "letterbox":
+		s.Resize = preprocess.Letterbox
+	case "stretch":
+		s.Resize = preprocess.Stretch
+	}
+	switch p.Align {
+	case "top-left":
+		s.Align = preprocess.TopLeft
+	case "center":
+		s.Align = preprocess.Center
+	}
+	switch p.Interp {
+	case "bilinear":
+		s.Interp = preprocess.Bilinear
+	case "area":
+		s.Interp = preprocess.Area
+	}
+	if p.Pad != nil {
+		s.Pad = uint8(*p.Pad)
+	}
+	if p.Scale != nil {
+		s.Scale = *p.Scale
+	}
+	if len(p.Mean) == 3 {
+		copy(s.Mean[:], p.Mean)
+	}
+	if len(p.Std) == 3 {
+		copy(s.Std[:], p.Std)
+	}
+	return nil
+}
+
+// Declare returns the declaration of the model at an .onnx path: MODEL.yaml beside it (same
+// base name) when present, for its family, preprocessing and thresholds; otherwise just the
+// path, everything else auto-detected at Load.
+func Declare(path string) (config.Model, error) {
+	c := config.Model{Path: path}
+	side := strings.TrimSuffix(path, filepath.Ext(path)) + ".yaml"
+	if _, err := os.Stat(side); err == nil {
+		mc, err := config.LoadModel(side)
+		if err != nil {
+			return c, err
+		}
+		c = *mc
+		if c.Path == "" {
+			c.Path = path
+		}
+	}
+	if c.Name == "" {
+		c.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return c, nil
+}
+
+// Session returns the ONNX Runtime session.
+func (m *Model) Session() *infer.Session { return m.sess }
+
+// Close frees the session.
+func (m *Model) Close() { m.sess.Close() }
+
+// Preprocess is the model's input geometry and normalization.
+func (m *Model) Preprocess() preprocess.Spec { return m.Pre }
+
+// MaxBatch is the largest batch a run takes.
+func (m *Model) MaxBatch() int { return m.sess.MaxBatch() }
+
+// Input returns the native [batch,3,H,W] input buffer.
+func (m *Model) Input(batch int) ([]float32, error) { return m.sess.Input(batch) }
+
+// Run infers the batch in Input(batch).
+func (m *Model) Run(batch int) ([]tensor.Tensor, error) { return m.sess.Run(batch) }
+
+// NewDecoder returns a post-processor (one per worker).
+func (m *Model) NewDecoder() (detect.Decoder, error) {
+	return detect.NewDecoder(m.Family, m.sess.Outputs(), m.Post)
+}
+
+// Labels are the class names.
+func (m *Model) Labels() []string { return m.Post.Labels }

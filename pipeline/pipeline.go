@@ -1,0 +1,322 @@
+// Package pipeline wires sources, decoders, preprocessing, batched inference and sinks into a
+// running system, and bounds it: every stage is a goroutine joined to the next by a bounded
+// queue, frames come from bounded pools, and when inference falls behind a live stream drops its
+// oldest queued frame (counted) while a file stream waits. Each model has one scheduler that
+// batches frames across all streams using it (up to MaxBatch, or whatever arrived within
+// MaxDelay) and one inference worker locked to an OS thread.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/vinfer/vinfer/preprocess"
+	"github.com/vinfer/vinfer/sink"
+)
+
+// Options configure a Pipeline.
+type Options struct {
+	// Engine returns the engine for a model name (loading it on first use).
+	Engine func(name string) (Engine, error)
+	// MaxDelay returns the batching delay for a model (0: run whatever is queued at once).
+	MaxDelay func(name string) time.Duration
+	// Sinks receive every result, in per-stream order, from one goroutine.
+	Sinks []sink.Sink
+	// ResultBuffer is the number of results between the workers and the sinks (default 64).
+	ResultBuffer int
+	// KeepLatest retains each stream's latest decoded frame for snapshots.
+	KeepLatest bool
+	// Logf logs pipeline events (default: discard).
+	Logf func(format string, args ...any)
+	// Debugf logs per-frame events such as decode errors (default: discard).
+	Debugf func(format string, args ...any)
+	// OnBatch, when set, observes every inference batch size (metrics).
+	OnBatch func(model string, size int)
+	// OnResult, when set, observes every result after the sinks (metrics, statistics).
+	OnResult func(r *sink.Result)
+}
+
+// Pipeline runs streams. Create with New, Start it, add streams; Stop drains and releases.
+type Pipeline struct {
+	opts       Options
+	keepLatest bool
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	workerCtx context.Context
+	stopWork  context.CancelFunc
+
+	mu      sync.Mutex
+	streams map[string]*stream
+	order   []string
+	models  map[string]*modelRunner
+	wg      sync.WaitGroup
+
+	results chan resultMsg
+	free    chan *sink.Result
+	outDone chan struct{}
+	sinkErr error
+}
+
+// New returns a pipeline; call Start before adding streams.
+func New(opts Options) *Pipeline {
+	if opts.ResultBuffer <= 0 {
+		opts.ResultBuffer = 64
+	}
+	return &Pipeline{opts: opts, keepLatest: opts.KeepLatest,
+		streams: map[string]*stream{}, models: map[string]*modelRunner{}}
+}
+
+// Start begins the output stage. The pipeline runs until ctx ends or Stop.
+func (p *Pipeline) Start(ctx context.Context) {
+	p.ctx, p.cancel = context.WithCancel(ctx)
+	p.workerCtx, p.stopWork = context.WithCancel(context.Background())
+	p.results = make(chan resultMsg, p.opts.ResultBuffer)
+	p.free = make(chan *sink.Result, p.opts.ResultBuffer+64)
+	p.outDone = make(chan struct{})
+	go p.output()
+}
+
+func (p *Pipeline) log(format string, args ...any) {
+	if p.opts.Logf != nil {
+		p.opts.Logf(format, args...)
+	}
+}
+
+func (p *Pipeline) debugf(format string, args ...any) {
+	if p.opts.Debugf != nil {
+		p.opts.Debugf(format, args...)
+	}
+}
+
+// AddStream starts a stream. Its model is loaded (once, shared) if it is not yet.
+func (p *Pipeline) AddStream(cfg StreamConfig) error {
+	if cfg.ID == "" {
+		return errors.New("pipeline: stream id is empty")
+	}
+	if cfg.QueueDepth <= 0 {
+		cfg.QueueDepth = 2
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ctx == nil || p.ctx.Err() != nil {
+		return errors.New("pipeline: not running")
+	}
+	if _, ok := p.streams[cfg.ID]; ok {
+		return fmt.Errorf("pipeline: stream %q already exists", cfg.ID)
+	}
+	m, err := p.modelLocked(cfg.Model)
+	if err != nil {
+		return err
+	}
+	if cfg.Preprocessor == nil {
+		cpu, err := preprocess.NewCPU(m.spec)
+		if err != nil {
+			return fmt.Errorf("model %s: %w", cfg.Model, err)
+		}
+		cfg.Preprocessor = cpu
+	}
+	st := &stream{cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{})}
+	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
+	st.slotN = cfg.QueueDepth + 2
+	st.slots = make(chan []float32, st.slotN)
+	for i := 0; i < st.slotN; i++ {
+		st.slots <- make([]float32, m.slotLen)
+	}
+	m.sched.add(st.q)
+	var ctx context.Context
+	ctx, st.cancel = context.WithCancel(p.ctx)
+	p.streams[cfg.ID] = st
+	p.order = append(p.order, cfg.ID)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		st.run(ctx)
+		st.finish()
+	}()
+	return nil
+}
+
+// finish tears a stream down after its loop ended: its queued frames still get inferred (the
+// scheduler keeps its queue until empty), then the decoder and source are closed.
+func (s *stream) finish() {
+	for s.q.len() > 0 && s.p.workerCtx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	s.sched.remove(s.q)
+	for _, it := range s.q.close() {
+		s.recycle(it)
+	}
+	s.releaseLatest()
+	if s.dec != nil {
+		if err := s.dec.Close(); err != nil {
+			s.p.log("stream %s: %v", s.cfg.ID, err)
+		}
+	}
+	s.cfg.Source.Close()
+}
+
+func (p *Pipeline) modelLocked(name string) (*modelRunner, error) {
+	if m, ok := p.models[name]; ok {
+		return m, nil
+	}
+	if p.opts.Engine == nil {
+		return nil, errors.New("pipeline: no engine provider")
+	}
+	eng, err := p.opts.Engine(name)
+	if err != nil {
+		return nil, err
+	}
+	r := eng.Acquire()
+	if r == nil {
+		return nil, fmt.Errorf("model %s is closed", name)
+	}
+	spec, maxBatch := r.Preprocess(), r.MaxBatch()
+	r.Release()
+	var delay time.Duration
+	if p.opts.MaxDelay != nil {
+		delay = p.opts.MaxDelay(name)
+	}
+	m := &modelRunner{eng: eng, sched: newScheduler(maxBatch, delay), spec: spec,
+		slotLen: 3 * spec.Width * spec.Height, p: p, done: make(chan struct{})}
+	p.models[name] = m
+	go m.run(p.workerCtx)
+	return m, nil
+}
+
+// RemoveStream stops a stream; its queued frames are dropped, its resources released.
+func (p *Pipeline) RemoveStream(id string) error {
+	p.mu.Lock()
+	st, ok := p.streams[id]
+	if ok {
+		delete(p.streams, id)
+		for i, x := range p.order {
+			if x == id {
+				p.order = append(p.order[:i], p.order[i+1:]...)
+				break
+			}
+		}
+	}
+	p.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("pipeline: no stream %q", id)
+	}
+	st.cancel()
+	<-st.done
+	return nil
+}
+
+// Wait blocks until every stream added so far has ended (files at their end) and their frames
+// went through inference and the sinks.
+func (p *Pipeline) Wait() { p.wg.Wait() }
+
+// Stop stops all sources, lets frames already queued finish inference, flushes the sinks and
+// releases every resource. It returns the first sink error.
+func (p *Pipeline) Stop() error {
+	p.cancel()
+	p.wg.Wait()
+	p.stopWork()
+	p.mu.Lock()
+	models := p.models
+	p.mu.Unlock()
+	for _, m := range models {
+		<-m.done
+	}
+	close(p.results)
+	<-p.outDone
+	return p.sinkErr
+}
+
+func (p *Pipeline) getResult() *sink.Result {
+	select {
+	case r := <-p.free:
+		return r
+	default:
+		return &sink.Result{}
+	}
+}
+
+func (p *Pipeline) observeBatch(model string, n int) {
+	if p.opts.OnBatch != nil {
+		p.opts.OnBatch(model, n)
+	}
+}
+
+// output runs the sinks for every result, in arrival order (per-stream order is kept since each
+// stream's frames go through one FIFO queue and one worker).
+func (p *Pipeline) output() {
+	defer close(p.outDone)
+	for msg := range p.results {
+		r := msg.r
+		for _, s := range p.opts.Sinks {
+			if err := s.Write(r); err != nil && p.sinkErr == nil {
+				p.sinkErr = err
+				p.log("sink: %v", err)
+			}
+		}
+		st := msg.st.stats
+		st.Detections.Add(int64(len(r.Detections)))
+		st.LatencyNanos.Add(int64(r.Latency))
+		for i := range r.Detections {
+			st.countClass(r.Detections[i].Label)
+		}
+		if p.opts.OnResult != nil {
+			p.opts.OnResult(r)
+		}
+		select {
+		case p.free <- r:
+		default:
+		}
+	}
+}
+
+// StreamStatus is a snapshot of one stream.
+type StreamStatus struct {
+	ID      string
+	Model   string
+	Live    bool
+	Ended   bool
+	Err     error
+	Queue   int
+	Stats   *StreamStats
+	Started time.Time
+}
+
+// Streams returns a snapshot of the streams in the order they were added.
+func (p *Pipeline) Streams() []StreamStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]StreamStatus, 0, len(p.order))
+	for _, id := range p.order {
+		st := p.streams[id]
+		out = append(out, StreamStatus{ID: id, Model: st.cfg.Model, Live: st.cfg.Source.Live(),
+			Ended: st.ended.Load(), Err: st.err, Queue: st.q.len(), Stats: st.stats, Started: st.stats.started})
+	}
+	return out
+}
+
+// Stream returns one stream's status.
+func (p *Pipeline) Stream(id string) (StreamStatus, bool) {
+	for _, s := range p.Streams() {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return StreamStatus{}, false
+}
+
+// ModelNames lists the models loaded so far, sorted.
+func (p *Pipeline) ModelNames() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for n := range p.models {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

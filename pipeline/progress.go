@@ -1,0 +1,117 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Progress prints one status line per interval: per-stream and total inferred fps, drops and
+// queue depth. On a terminal the line is redrawn in place (\r); otherwise one line per interval.
+type Progress struct {
+	P        *Pipeline
+	W        io.Writer
+	Terminal bool
+	Interval time.Duration
+
+	last     map[string]int64
+	lastTime time.Time
+	start    time.Time
+}
+
+// Run prints until done is closed, then prints a final newline on a terminal.
+func (pr *Progress) Run(done <-chan struct{}) {
+	if pr.Interval <= 0 {
+		pr.Interval = time.Second
+	}
+	pr.start, pr.lastTime, pr.last = time.Now(), time.Now(), map[string]int64{}
+	t := time.NewTicker(pr.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			if pr.Terminal {
+				fmt.Fprint(pr.W, "\n")
+			}
+			return
+		case <-t.C:
+			pr.print()
+		}
+	}
+}
+
+func (pr *Progress) print() {
+	now := time.Now()
+	dt := now.Sub(pr.lastTime).Seconds()
+	pr.lastTime = now
+	var b strings.Builder
+	var total float64
+	var dropped int64
+	streams := pr.P.Streams()
+	for i, s := range streams {
+		n := s.Stats.Inferred.Load()
+		fps := float64(n-pr.last[s.ID]) / dt
+		pr.last[s.ID] = n
+		total += fps
+		dropped += s.Stats.DroppedTotal() - s.Stats.Dropped[DropInterval].Load() - s.Stats.Dropped[DropFPSCap].Load()
+		if i < 8 {
+			fmt.Fprintf(&b, "%s %.1f fps  ", s.ID, fps)
+		}
+	}
+	if len(streams) > 8 {
+		fmt.Fprintf(&b, "(+%d streams)  ", len(streams)-8)
+	}
+	line := fmt.Sprintf("[%6.1fs] %stotal %.1f fps  dropped %d", now.Sub(pr.start).Seconds(), b.String(), total, dropped)
+	if pr.Terminal {
+		fmt.Fprintf(pr.W, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintln(pr.W, line)
+	}
+}
+
+// Summary writes the end-of-run report: per stream frames decoded and inferred, fps, drops by
+// reason, mean latency and detections per class.
+func Summary(w io.Writer, streams []StreamStatus, elapsed time.Duration) {
+	var decoded, inferred int64
+	classes := map[string]int64{}
+	fmt.Fprintf(w, "summary: %d stream(s) in %.2fs\n", len(streams), elapsed.Seconds())
+	for _, s := range streams {
+		st := s.Stats
+		d, n := st.Decoded.Load(), st.Inferred.Load()
+		decoded += d
+		inferred += n
+		lat := time.Duration(0)
+		if n > 0 {
+			lat = time.Duration(st.LatencyNanos.Load() / n)
+		}
+		fmt.Fprintf(w, "  %-16s model %-12s decoded %6d  inferred %6d  %7.1f fps  latency %6.1f ms",
+			s.ID, s.Model, d, n, float64(n)/elapsed.Seconds(), float64(lat)/1e6)
+		for _, r := range DropReasons() {
+			if c := st.Dropped[r].Load(); c > 0 {
+				fmt.Fprintf(w, "  %s %d", r, c)
+			}
+		}
+		if s.Err != nil {
+			fmt.Fprintf(w, "  error: %v", s.Err)
+		}
+		fmt.Fprintln(w)
+		for k, v := range st.PerClass() {
+			classes[k] += v
+		}
+	}
+	fmt.Fprintf(w, "  total: decoded %d frames, inferred %d (%.1f fps)\n", decoded, inferred, float64(inferred)/elapsed.Seconds())
+	if len(classes) > 0 {
+		names := make([]string, 0, len(classes))
+		for k := range classes {
+			names = append(names, k)
+		}
+		sort.Slice(names, func(i, j int) bool { return classes[names[i]] > classes[names[j]] })
+		fmt.Fprint(w, "  detections per class:")
+		for _, k := range names {
+			fmt.Fprintf(w, " %s %d", k, classes[k])
+		}
+		fmt.Fprintln(w)
+	}
+}

@@ -1,0 +1,155 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/preprocess"
+)
+
+// DropPolicy is what a stream does when inference falls behind it.
+type DropPolicy uint8
+
+// Drop policies.
+const (
+	// Block makes the stream wait for room: nothing is lost (files).
+	Block DropPolicy = iota
+	// DropOldest discards the oldest queued frame to make room for the newest (live sources:
+	// results stay current, latency stays bounded).
+	DropOldest
+)
+
+func (p DropPolicy) String() string {
+	if p == DropOldest {
+		return "oldest"
+	}
+	return "block"
+}
+
+// item is one frame on its way to inference: either already preprocessed into slot (CPU path)
+// or still a frame the inference worker preprocesses itself (GPU path).
+type item struct {
+	st    *stream
+	slot  []float32    // [3,H,W] preprocessed input, owned by st until recycled
+	frame *frame.Frame // set when the worker preprocesses (device frames)
+	tr    preprocess.Transform
+
+	index     int64
+	pts       time.Duration
+	wallclock time.Time
+	width     int
+	height    int
+	decoded   time.Time // when the decoder emitted the frame
+	queued    time.Time
+}
+
+// queue is a stream's bounded FIFO of items waiting for its model's scheduler.
+type queue struct {
+	mu     sync.Mutex
+	items  []item // ring
+	head   int
+	n      int
+	room   chan struct{} // signalled when an item leaves (wakes a blocked producer)
+	ready  chan struct{} // the scheduler's wake-up, shared by all queues of a model
+	closed bool
+}
+
+func newQueue(depth int, ready chan struct{}) *queue {
+	return &queue{items: make([]item, depth), room: make(chan struct{}, 1), ready: ready}
+}
+
+// push appends it. When full: Block waits for room (or ctx), DropOldest removes the oldest
+// item and returns it as dropped (the caller recycles it). ok is false when ctx ended or the
+// queue closed; then it was not queued.
+func (q *queue) push(ctx context.Context, it item, policy DropPolicy) (dropped item, wasDropped, ok bool) {
+	for {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			return item{}, false, false
+		}
+		if q.n < len(q.items) {
+			q.items[(q.head+q.n)%len(q.items)] = it
+			q.n++
+			q.mu.Unlock()
+			signal(q.ready)
+			return item{}, false, true
+		}
+		if policy == DropOldest {
+			dropped = q.items[q.head]
+			q.items[q.head] = item{}
+			q.head = (q.head + 1) % len(q.items)
+			q.items[(q.head+q.n-1)%len(q.items)] = it
+			q.mu.Unlock()
+			signal(q.ready)
+			return dropped, true, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.room:
+		case <-ctx.Done():
+			return item{}, false, false
+		}
+	}
+}
+
+// popOldest removes and returns the oldest item (used by a live stream to reclaim a slot).
+func (q *queue) popOldest() (item, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.n == 0 {
+		return item{}, false
+	}
+	it := q.items[q.head]
+	q.items[q.head] = item{}
+	q.head = (q.head + 1) % len(q.items)
+	q.n--
+	signal(q.room)
+	return it, true
+}
+
+// pop takes up to max items into dst; the scheduler calls it.
+func (q *queue) pop(dst []item, max int) []item {
+	q.mu.Lock()
+	for q.n > 0 && max > 0 {
+		dst = append(dst, q.items[q.head])
+		q.items[q.head] = item{}
+		q.head = (q.head + 1) % len(q.items)
+		q.n--
+		max--
+	}
+	q.mu.Unlock()
+	signal(q.room)
+	return dst
+}
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
+}
+
+// close marks the queue closed and returns what was still queued.
+func (q *queue) close() []item {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	var rest []item
+	for q.n > 0 {
+		rest = append(rest, q.items[q.head])
+		q.items[q.head] = item{}
+		q.head = (q.head + 1) % len(q.items)
+		q.n--
+	}
+	signal(q.room)
+	return rest
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}

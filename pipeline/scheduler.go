@@ -1,0 +1,100 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// scheduler batches one model's frames across all streams using it: it waits for a first frame,
+// then collects more, round-robin over the stream queues so no stream starves, until the batch
+// holds maxBatch frames or maxDelay has passed since the first one.
+type scheduler struct {
+	maxBatch int
+	maxDelay time.Duration
+	ready    chan struct{}
+
+	mu     sync.Mutex
+	queues []*queue
+	next   int // round-robin start
+}
+
+func newScheduler(maxBatch int, maxDelay time.Duration) *scheduler {
+	if maxBatch < 1 {
+		maxBatch = 1
+	}
+	return &scheduler{maxBatch: maxBatch, maxDelay: maxDelay, ready: make(chan struct{}, 1)}
+}
+
+func (s *scheduler) add(q *queue) {
+	s.mu.Lock()
+	s.queues = append(s.queues, q)
+	s.mu.Unlock()
+}
+
+func (s *scheduler) remove(q *queue) {
+	s.mu.Lock()
+	for i, x := range s.queues {
+		if x == q {
+			s.queues = append(s.queues[:i], s.queues[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+}
+
+// sweep takes at most one item from each queue, round-robin, until dst is full or a full round
+// found nothing. Taking one per queue per round keeps streams fair within a batch.
+func (s *scheduler) sweep(dst []item) []item {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.queues)
+	for progress := true; progress && len(dst) < s.maxBatch; {
+		progress = false
+		for i := 0; i < n && len(dst) < s.maxBatch; i++ {
+			q := s.queues[(s.next+i)%n]
+			before := len(dst)
+			dst = q.pop(dst, 1)
+			progress = progress || len(dst) > before
+		}
+	}
+	if n > 0 {
+		s.next = (s.next + 1) % n
+	}
+	return dst
+}
+
+// collect returns the next batch (1…maxBatch items) appended to dst[:0]. It returns nil when ctx
+// ends. timer is the caller's reusable timer.
+func (s *scheduler) collect(ctx context.Context, dst []item, timer *time.Timer) []item {
+	dst = dst[:0]
+	for len(dst) == 0 {
+		dst = s.sweep(dst)
+		if len(dst) > 0 {
+			break
+		}
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	if len(dst) >= s.maxBatch || s.maxDelay <= 0 {
+		return dst
+	}
+	timer.Reset(s.maxDelay)
+	defer timer.Stop()
+	for len(dst) < s.maxBatch {
+		if dst = s.sweep(dst); len(dst) >= s.maxBatch {
+			break
+		}
+		select {
+		case <-s.ready:
+		case <-timer.C:
+			return s.sweep(dst)
+		case <-ctx.Done():
+			return dst
+		}
+	}
+	return dst
+}

@@ -1,0 +1,245 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/media"
+	"github.com/vinfer/vinfer/preprocess"
+	"github.com/vinfer/vinfer/source"
+)
+
+// VideoDecoder turns a stream's access units into frames (package codec implements it).
+type VideoDecoder interface {
+	// Decode sends one access unit and calls emit for every frame that comes out, in
+	// presentation order. emit owns the frame's reference. A corrupt access unit returns an
+	// error wrapping ErrCorrupt-like causes; the decoder stays usable.
+	Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error
+	// Flush drains frames still held for reordering at the end of the stream.
+	Flush(ctx context.Context, emit func(*frame.Frame) error) error
+	Close() error
+}
+
+// Preprocessor writes one frame into one [3,H,W] float32 input slot.
+type Preprocessor interface {
+	Run(f *frame.Frame, dst []float32) (preprocess.Transform, error)
+}
+
+// StreamConfig is one stream as the pipeline runs it.
+type StreamConfig struct {
+	ID     string
+	Source source.Source
+	// NewDecoder makes the decoder for the stream's codec, on the first access unit (a live
+	// source may only learn its codec then) and again if the codec changes. The pipeline closes
+	// the decoders.
+	NewDecoder func(media.Codec) (VideoDecoder, error)
+	// Preprocessor runs on the stream's goroutine (CPU path), in parallel with other streams;
+	// nil: a CPU preprocessor for the model's spec.
+	Preprocessor Preprocessor
+	// Model is the name of the engine this stream feeds.
+	Model string
+	// Interval infers every Nth frame (0 or 1: every frame).
+	Interval int
+	// MaxFPS caps inferred frames per second of stream time (0: no cap).
+	MaxFPS float64
+	// Policy when inference falls behind; live sources default to DropOldest, files to Block.
+	Policy DropPolicy
+	// QueueDepth is the most frames waiting for inference (default 2).
+	QueueDepth int
+}
+
+// stream is a running stream: source → decoder → filter → preprocess → queue.
+type stream struct {
+	cfg   StreamConfig
+	stats *StreamStats
+	q     *queue
+	sched *scheduler
+	slots chan []float32 // free preprocessed-input slots, owned by this stream
+	slotN int
+	p     *Pipeline
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+	ended  atomic.Bool
+
+	nextPTS time.Duration // fps cap: earliest PTS of the next inferred frame
+	dec     VideoDecoder
+	codec   media.Codec
+
+	latestMu sync.Mutex
+	latest   *frame.Frame // most recent decoded frame, retained for snapshots
+}
+
+func (s *stream) run(ctx context.Context) {
+	defer close(s.done)
+	err := s.loop(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.err = err
+		s.p.log("stream %s: %v", s.cfg.ID, err)
+	}
+	s.ended.Store(true)
+}
+
+func (s *stream) loop(ctx context.Context) error {
+	emit := s.onFrame(ctx)
+	for {
+		au, err := s.cfg.Source.Read(ctx)
+		if err == io.EOF {
+			if s.dec == nil {
+				return errors.New("source ended before its first access unit")
+			}
+			return s.dec.Flush(ctx, emit)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("source: %w", err)
+		}
+		s.stats.AccessUnits.Add(1)
+		if s.dec == nil || au.Codec != s.codec {
+			if err := s.openDecoder(au.Codec); err != nil {
+				return err
+			}
+		}
+		if err := s.dec.Decode(ctx, au, emit); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.stats.Dropped[DropDecodeError].Add(1)
+			s.p.debugf("stream %s: %v", s.cfg.ID, err)
+		}
+	}
+}
+
+func (s *stream) openDecoder(c media.Codec) error {
+	if s.dec != nil {
+		s.dec.Close()
+		s.dec = nil
+	}
+	d, err := s.cfg.NewDecoder(c)
+	if err != nil {
+		return fmt.Errorf("decoder: %w", err)
+	}
+	s.dec, s.codec = d, c
+	return nil
+}
+
+// onFrame returns the decoder's emit callback: filter, preprocess, queue. Built once so the hot
+// path does not allocate a closure per frame.
+func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
+	return func(f *frame.Frame) error {
+		s.stats.Decoded.Add(1)
+		s.keepLatest(f)
+		defer f.Release()
+		if s.cfg.Interval > 1 && f.Index%int64(s.cfg.Interval) != 0 {
+			s.stats.Dropped[DropInterval].Add(1)
+			return nil
+		}
+		if s.cfg.MaxFPS > 0 {
+			if f.PTS < s.nextPTS {
+				s.stats.Dropped[DropFPSCap].Add(1)
+				return nil
+			}
+			step := time.Duration(float64(time.Second) / s.cfg.MaxFPS)
+			s.nextPTS += step
+			if s.nextPTS <= f.PTS {
+				s.nextPTS = f.PTS + step
+			}
+		}
+		it := item{st: s, index: f.Index, pts: f.PTS, wallclock: f.Wallclock,
+			width: f.Width, height: f.Height, decoded: time.Now()}
+		slot, ok := s.takeSlot(ctx)
+		if !ok {
+			return ctx.Err()
+		}
+		tr, err := s.cfg.Preprocessor.Run(f, slot)
+		if err != nil {
+			s.slots <- slot
+			return fmt.Errorf("preprocess frame %d: %w", f.Index, err)
+		}
+		it.slot, it.tr, it.queued = slot, tr, time.Now()
+		dropped, wasDropped, ok := s.q.push(ctx, it, s.cfg.Policy)
+		if !ok {
+			s.slots <- slot
+			return ctx.Err()
+		}
+		if wasDropped {
+			s.recycle(dropped)
+			s.stats.Dropped[DropQueueFull].Add(1)
+		}
+		return nil
+	}
+}
+
+// takeSlot returns a free input slot. Files wait for one; live streams reclaim the slot of their
+// oldest queued frame instead (a counted drop) so they never wait on inference.
+func (s *stream) takeSlot(ctx context.Context) ([]float32, bool) {
+	select {
+	case sl := <-s.slots:
+		return sl, true
+	default:
+	}
+	if s.cfg.Policy == DropOldest {
+		if it, ok := s.q.popOldest(); ok {
+			s.stats.Dropped[DropQueueFull].Add(1)
+			return it.slot, true
+		}
+	}
+	select {
+	case sl := <-s.slots:
+		return sl, true
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+func (s *stream) recycle(it item) {
+	if it.slot != nil {
+		s.slots <- it.slot
+	}
+	if it.frame != nil {
+		it.frame.Release()
+	}
+}
+
+func (s *stream) keepLatest(f *frame.Frame) {
+	if !s.p.keepLatest {
+		return
+	}
+	f.Retain()
+	s.latestMu.Lock()
+	old := s.latest
+	s.latest = f
+	s.latestMu.Unlock()
+	if old != nil {
+		old.Release()
+	}
+}
+
+// Latest returns the most recent decoded frame with a reference the caller must Release, or nil.
+func (s *stream) Latest() *frame.Frame {
+	s.latestMu.Lock()
+	defer s.latestMu.Unlock()
+	if s.latest != nil {
+		s.latest.Retain()
+	}
+	return s.latest
+}
+
+func (s *stream) releaseLatest() {
+	s.latestMu.Lock()
+	old := s.latest
+	s.latest = nil
+	s.latestMu.Unlock()
+	if old != nil {
+		old.Release()
+	}
+}

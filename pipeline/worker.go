@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/vinfer/vinfer/preprocess"
+	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/tensor"
+)
+
+// modelRunner is one model's scheduler and inference worker.
+type modelRunner struct {
+	eng     Engine
+	sched   *scheduler
+	slotLen int // 3·H·W
+	spec    preprocess.Spec
+	p       *Pipeline
+	done    chan struct{}
+
+	batches    int64
+	batchItems int64
+}
+
+// run is the inference worker: it is locked to its OS thread for its whole life, because a GPU
+// engine binds a CUDA context to the thread once and every call must come from it.
+func (m *modelRunner) run(ctx context.Context) {
+	defer close(m.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	batch := make([]item, 0, m.sched.maxBatch)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		batch = m.sched.collect(ctx, batch, timer)
+		if len(batch) == 0 {
+			return
+		}
+		m.infer(batch)
+		for i := range batch {
+			batch[i] = item{}
+		}
+	}
+}
+
+func (m *modelRunner) infer(batch []item) {
+	n := len(batch)
+	r := m.eng.Acquire()
+	if r == nil {
+		for b := range batch {
+			batch[b].st.stats.Dropped[DropInferError].Add(1)
+			batch[b].st.recycle(batch[b])
+		}
+		return
+	}
+	defer r.Release()
+	in, err := r.Input(n)
+	if err == nil && len(in) != n*m.slotLen {
+		err = fmt.Errorf("input holds %d values, want %d: the model's input size changed", len(in), n*m.slotLen)
+	}
+	if err == nil {
+		for b := range batch {
+			it := &batch[b]
+			copy(in[b*m.slotLen:(b+1)*m.slotLen], it.slot)
+			it.st.slots <- it.slot
+			it.slot = nil
+		}
+	}
+	var outs []tensor.Tensor
+	if err == nil {
+		outs, err = r.Run(n)
+	}
+	m.batches++
+	m.batchItems += int64(n)
+	m.p.observeBatch(m.eng.Name(), n)
+	if err != nil {
+		m.p.log("model %s: inference of a batch of %d failed: %v", m.eng.Name(), n, err)
+		for b := range batch {
+			batch[b].st.stats.Dropped[DropInferError].Add(1)
+			batch[b].st.recycle(batch[b])
+		}
+		return
+	}
+	now := time.Now()
+	dec := r.Decoder()
+	for b := range batch {
+		it := &batch[b]
+		res := m.p.getResult()
+		res.Stream = it.st.cfg.ID
+		res.Frame, res.PTS, res.Wallclock = it.index, it.pts, it.wallclock
+		res.Width, res.Height = it.width, it.height
+		res.Model = m.eng.Name()
+		res.Detections = dec.Decode(outs, b, it.tr, res.Detections[:0])
+		res.Latency = now.Sub(it.decoded)
+		res.QueueWait = now.Sub(it.queued)
+		it.st.stats.Inferred.Add(1)
+		m.p.results <- resultMsg{r: res, st: it.st}
+	}
+}
+
+type resultMsg struct {
+	r  *sink.Result
+	st *stream
+}

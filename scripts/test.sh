@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs vinfer's test suite on a fresh Debian 12 machine: sets up what it needs (scripts/setup.sh),
+# then vet, all tests, and the runtime packages again under the race detector.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+./scripts/setup.sh
+export PATH=$PATH:/usr/local/go/bin
+go vet ./...
+go test -count=1 -timeout 20m ./...
+go test -count=1 -race -timeout 20m ./frame/... ./pipeline/...

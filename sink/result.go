@@ -1,0 +1,87 @@
+// Package sink delivers inference results: the Result type every output shares, and outputs
+// (JSON Lines here; HTTP/SSE/WebSocket in package api).
+package sink
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/vinfer/vinfer/detect"
+)
+
+// Result is the outcome of one inferred frame. A Result is borrowed: a Sink must not keep it
+// (or its Detections) after Write returns; copy or encode what it needs.
+type Result struct {
+	// Stream is the stream id (for `vinfer detect`, the input path).
+	Stream string
+	// Frame is the frame's index in the stream (decoded frames in presentation order, from 0).
+	Frame int64
+	// PTS is the presentation time since the start of the stream.
+	PTS time.Duration
+	// Wallclock is the capture time when the source knows it, else zero.
+	Wallclock time.Time
+	// Width and Height of the decoded frame in pixels; boxes are in this space.
+	Width, Height int
+	// Model is the name of the model that produced Detections.
+	Model      string
+	Detections []detect.Detection
+	// Latency is the time from the frame leaving the decoder to the result being ready.
+	Latency time.Duration
+	// QueueWait is the part of Latency the preprocessed frame waited for its batch.
+	QueueWait time.Duration
+}
+
+// Sink consumes results. Write is called from one goroutine per pipeline, in per-stream order.
+type Sink interface {
+	Write(r *Result) error
+}
+
+// AppendJSON appends r as one JSON object (no newline) to b:
+//
+//	{"source":"cam1","frame":0,"pts":0.0,"width":768,"height":432,"model":"yolox",
+//	 "detections":[{"class_id":0,"label":"person","score":0.88,"box":[x1,y1,x2,y2]}]}
+//
+// with pts in seconds and boxes in frame pixels (2 decimals). It allocates nothing when b has room.
+func AppendJSON(b []byte, r *Result) []byte {
+	b = append(b, `{"source":`...)
+	b = strconv.AppendQuote(b, r.Stream)
+	b = append(b, `,"frame":`...)
+	b = strconv.AppendInt(b, r.Frame, 10)
+	b = append(b, `,"pts":`...)
+	b = strconv.AppendFloat(b, r.PTS.Seconds(), 'f', -1, 64)
+	if !r.Wallclock.IsZero() {
+		b = append(b, `,"wallclock":"`...)
+		b = r.Wallclock.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	b = append(b, `,"width":`...)
+	b = strconv.AppendInt(b, int64(r.Width), 10)
+	b = append(b, `,"height":`...)
+	b = strconv.AppendInt(b, int64(r.Height), 10)
+	if r.Model != "" {
+		b = append(b, `,"model":`...)
+		b = strconv.AppendQuote(b, r.Model)
+	}
+	b = append(b, `,"detections":[`...)
+	for i := range r.Detections {
+		d := &r.Detections[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"class_id":`...)
+		b = strconv.AppendInt(b, int64(d.ClassID), 10)
+		b = append(b, `,"label":`...)
+		b = strconv.AppendQuote(b, d.Label)
+		b = append(b, `,"score":`...)
+		b = strconv.AppendFloat(b, float64(d.Score), 'f', 4, 32)
+		b = append(b, `,"box":[`...)
+		for k, v := range d.Box {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, float64(v), 'f', 1, 32)
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "]}"...)
+}
