@@ -196,6 +196,11 @@ func (d *Depacketizer) Info() media.StreamInfo {
 
 func (d *Depacketizer) finish() {
 	d.inAU = false
+	// every access unit, delivered or not, keeps the clock on the stream's timeline
+	pts, jumped := d.Clock.Convert(d.ts, d.arrival)
+	if jumped {
+		d.Stats.TimestampJumps.Add(1)
+	}
 	if d.damaged {
 		d.damaged = false
 		d.b.Reset()
@@ -212,10 +217,6 @@ func (d *Depacketizer) finish() {
 	}
 	if u.Key {
 		d.updateInfo()
-	}
-	pts, jumped := d.Clock.Convert(d.ts, d.arrival)
-	if jumped {
-		d.Stats.TimestampJumps.Add(1)
 	}
 	if d.waitKey {
 		d.dts.Reset() // decoding restarts here

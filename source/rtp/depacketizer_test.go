@@ -146,7 +146,7 @@ func TestDepacketizerLoss(t *testing.T) {
 				kept = append(kept, p)
 			}
 			aus, st := collect(t, c, true, kept, lossBefore)
-			m := sourcetest.Matcher{Clip: c}
+			m := sourcetest.Matcher{Clip: c, ContinuousPTS: true}
 			for i := range aus {
 				m.Check(t, &aus[i])
 			}

@@ -88,7 +88,7 @@ func TestSourceLoss(t *testing.T) {
 	relay := sourcetest.NewRelay(t, 0, fmt.Sprintf("127.0.0.1:%d", port), 0.05, 42)
 	sourcetest.FFmpegRTP(t, path, relay.Port(), 6)
 	time.AfterFunc(2*time.Second, func() { relay.Lossy.Store(false) }) // about 12 s of the clip
-	m := &sourcetest.Matcher{Clip: c}
+	m := &sourcetest.Matcher{Clip: c, ContinuousPTS: true}
 	readAll(t, src, m, func() bool { return m.Last == len(c.Samples)-1 }, 30*time.Second)
 	st := src.Stats()
 	t.Logf("relay dropped %d of %d packets; matcher: %d matched, %d skipped, %d discontinuities; stats %+v",
@@ -96,7 +96,7 @@ func TestSourceLoss(t *testing.T) {
 	if relay.Dropped.Load() == 0 || st.Lost != uint64(relay.Dropped.Load()) {
 		t.Fatalf("lost %d, relay dropped %d", st.Lost, relay.Dropped.Load())
 	}
-	if m.Discontinuities == 0 || st.Discontinuities != uint64(m.Discontinuities) || st.Dropped == 0 {
+	if m.Discontinuities == 0 || st.Discontinuities != uint64(m.Discontinuities) || st.Dropped == 0 || st.TimestampJumps != 0 {
 		t.Fatalf("no resumption after loss: %+v", st)
 	}
 }

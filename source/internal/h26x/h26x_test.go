@@ -197,3 +197,21 @@ func BenchmarkBuilder(b *testing.B) {
 		}
 	}
 }
+
+func TestProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want media.Codec
+	}{
+		{"h264 key frame", annexB(aud264, sps264, pps264, sei264, idr264), media.CodecH264},
+		{"h265 key frame", annexB(vps265, sps265, pps265, idr265), media.CodecH265},
+		{"h265 CRA", annexB(cra265), media.CodecH265},
+		{"h264 P frame only", annexB(p264), media.CodecUnknown},
+		{"garbage", []byte{1, 2, 3, 4, 5}, media.CodecUnknown},
+	} {
+		if got := Probe(tc.in); got != tc.want {
+			t.Errorf("%s: Probe = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

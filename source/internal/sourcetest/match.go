@@ -16,6 +16,9 @@ type Matcher struct {
 	Clip *Clip
 	// PTSTolerance allows for rounding in senders that rescale timestamps; 0 means 100 µs.
 	PTSTolerance time.Duration
+	// ContinuousPTS expects PTS to follow the clip across discontinuities too (packet loss,
+	// where the sender's clock goes on, unlike a reconnection).
+	ContinuousPTS bool
 
 	annexb   [][]byte
 	next     int
@@ -43,8 +46,10 @@ func (m *Matcher) Check(t testing.TB, au *media.AccessUnit) {
 	}
 	from := m.next
 	if au.Discontinuity {
-		from = 0
-		m.segment = false
+		if !m.ContinuousPTS {
+			from = 0
+			m.segment = false
+		}
 		m.Discontinuities++
 	}
 	found := -1

@@ -65,6 +65,16 @@ func (p *Pool) Get() *Datagram {
 	}
 }
 
+// Wait returns a free datagram, waiting for one; nil when done is closed first.
+func (p *Pool) Wait(done <-chan struct{}) *Datagram {
+	select {
+	case d := <-p.free:
+		return d
+	case <-done:
+		return nil
+	}
+}
+
 // Put recycles d.
 func (p *Pool) Put(d *Datagram) {
 	d.buf = d.buf[:0]
@@ -249,13 +259,17 @@ func (p *port) route(b []byte, from netip.AddrPort, now time.Time) {
 	}
 }
 
+// IsRTCP reports whether b looks like an RTCP packet rather than RTP (RFC 5761 §4: payload
+// types 200-204 in the second byte), for transports that carry both on one channel.
+func IsRTCP(b []byte) bool { return len(b) >= 2 && b[1] >= 200 && b[1] <= 204 }
+
 // classify returns the SSRC of an RTP packet, or the sender SSRC of an RTCP packet (RFC 3550
 // §6.4.1), and ok false for anything that is neither (version other than 2, too short).
 func classify(b []byte) (ssrc uint32, rtcp, ok bool) {
 	if len(b) < 8 || b[0]>>6 != 2 {
 		return 0, false, false
 	}
-	if pt := b[1]; pt >= 200 && pt <= 204 { // RFC 5761 §4: SR, RR, SDES, BYE, APP
+	if IsRTCP(b) { // SR, RR, SDES, BYE, APP
 		return binary.BigEndian.Uint32(b[4:8]), true, true
 	}
 	if len(b) < 12 {

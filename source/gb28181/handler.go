@@ -1,0 +1,217 @@
+package gb28181
+
+import (
+	"sync"
+	"time"
+
+	pionrtp "github.com/pion/rtp"
+
+	"github.com/vinfer/vinfer/media"
+	"github.com/vinfer/vinfer/source/gb28181/ps"
+	"github.com/vinfer/vinfer/source/internal/h26x"
+	"github.com/vinfer/vinfer/source/live"
+	"github.com/vinfer/vinfer/source/rtp"
+	"github.com/vinfer/vinfer/source/timestamp"
+)
+
+// mask33 keeps the 33 bits of an MPEG timestamp.
+const mask33 = 1<<33 - 1
+
+// psDepacketizer turns the RTP packets of a GB28181 stream (MPEG-PS payload, GB/T 28181-2016
+// Annex C) into access units. It implements rtp.Handler.
+//
+// The program stream of one frame is carried by RTP packets of one timestamp, the last with
+// the marker bit: at the marker (or when the timestamp changes, for senders that do not set it)
+// the Demuxer is flushed and the frame delivered at once. After loss, packets up to the next
+// timestamp are skipped and delivery resumes at the next key frame, as in rtp.Depacketizer.
+type psDepacketizer struct {
+	clock   *timestamp.Clock
+	wall    *timestamp.Wallclock
+	stats   *live.Counters
+	deliver func(*media.AccessUnit) bool
+
+	demux ps.Demuxer
+	b     h26x.Builder
+	dts   h26x.DTS
+
+	inFrame     bool
+	ts          uint32 // RTP timestamp of the frame in progress
+	arrival     time.Time
+	damaged     bool
+	lossPending bool
+	waitKey     bool
+	disc        bool
+	started     bool
+	offset      uint32 // PES PTS - RTP timestamp, to stamp frames without PTS
+	haveOffset  bool
+	spsSeen     []byte
+	infoMu      sync.Mutex
+	info        media.StreamInfo
+	au          media.AccessUnit
+}
+
+func (p *psDepacketizer) init() {
+	p.demux.OnFrame = p.frame
+	p.waitKey = true
+}
+
+// Push implements rtp.Handler.
+func (p *psDepacketizer) Push(pkt *pionrtp.Packet, arrival time.Time) {
+	newFrame := !p.inFrame || pkt.Timestamp != p.ts
+	damageNew := false
+	if p.lossPending {
+		p.lossPending = false
+		if p.inFrame && !p.damaged {
+			p.damaged = true
+			p.demux.Reset()
+			p.stats.Dropped.Add(1)
+		}
+		damageNew = newFrame
+	}
+	if p.inFrame && newFrame {
+		p.endFrame()
+	}
+	if newFrame {
+		p.inFrame, p.ts, p.arrival = true, pkt.Timestamp, arrival
+		p.damaged = damageNew
+		if damageNew {
+			p.demux.Reset() // resynchronise at the next pack header
+			p.stats.Dropped.Add(1)
+		}
+	}
+	if !p.damaged {
+		p.demux.Write(pkt.Payload)
+	}
+	if pkt.Marker {
+		p.endFrame()
+	}
+}
+
+func (p *psDepacketizer) endFrame() {
+	if p.damaged {
+		p.stamp(nil) // keep the clock on the stream's timeline
+	} else {
+		p.demux.Flush()
+	}
+	p.inFrame, p.damaged = false, false
+}
+
+// stamp returns the presentation time of the frame in progress: its PES PTS when f has one,
+// else its RTP timestamp moved by the last known difference between the two. Every frame,
+// delivered or not, goes through it, so the clock follows the stream.
+func (p *psDepacketizer) stamp(f *ps.Frame) time.Duration {
+	ts := p.ts
+	switch {
+	case f != nil && f.HasPTS:
+		ts = uint32(f.PTS)
+		p.offset, p.haveOffset = ts-p.ts, true
+	case p.haveOffset:
+		ts = p.ts + p.offset
+	}
+	pts, jumped := p.clock.Convert(ts, p.arrival)
+	if jumped {
+		p.stats.TimestampJumps.Add(1)
+	}
+	return pts
+}
+
+// Loss implements rtp.Handler.
+func (p *psDepacketizer) Loss() {
+	p.lossPending = true
+	p.waitKey = true
+	p.disc = p.started
+}
+
+// Restart implements rtp.Handler.
+func (p *psDepacketizer) Restart() {
+	p.demux.Reset()
+	p.b.Reset()
+	p.inFrame, p.damaged, p.lossPending = false, false, false
+	p.waitKey = true
+	p.disc = p.started
+	p.haveOffset = false
+	p.dts.Reset()
+	p.clock.Restart()
+}
+
+// frame receives a demuxed video frame.
+func (p *psDepacketizer) frame(f *ps.Frame) {
+	if f.Codec == media.CodecUnknown {
+		p.stats.Dropped.Add(1) // no stream map and no parameter set yet: wait for a key frame
+		return
+	}
+	if f.Codec != p.b.Codec {
+		p.b = h26x.Builder{Codec: f.Codec}
+		p.dts = h26x.DTS{Codec: f.Codec}
+		p.spsSeen = nil
+		p.waitKey = true
+	}
+	for b := f.Data; len(b) > 0; {
+		var n []byte
+		n, b = h26x.NextNALU(b)
+		p.b.Add(n)
+	}
+	u, ok := p.b.Finish()
+	if !ok {
+		return
+	}
+	pts := p.stamp(f)
+	if (p.waitKey && !u.Key) || u.MissingParams {
+		p.stats.Dropped.Add(1)
+		return
+	}
+	if u.Key {
+		p.updateInfo(f.Codec)
+	}
+	if p.waitKey {
+		p.dts.Reset()
+	}
+	var dts time.Duration
+	if f.HasPTS && f.HasDTS {
+		dts = pts - timestamp.Duration((f.PTS-f.DTS)&mask33, rtp.ClockRate)
+	} else {
+		dts = pts - timestamp.Duration(p.clock.Ticks()-p.dts.Next(u.NALUs, p.clock.Ticks()), rtp.ClockRate)
+	}
+	p.au = media.AccessUnit{Codec: f.Codec, Data: u.Data, PTS: pts, DTS: dts, Key: u.Key, Discontinuity: p.disc}
+	if p.wall != nil {
+		p.au.Wallclock, _ = p.wall.At(p.ts)
+	}
+	if !p.deliver(&p.au) {
+		p.stats.Overflow.Add(1)
+		p.waitKey, p.disc = true, true
+		return
+	}
+	p.stats.AccessUnits.Add(1)
+	if u.Key {
+		p.stats.KeyUnits.Add(1)
+	}
+	if u.Inserted {
+		p.stats.ParamSetsInserted.Add(1)
+	}
+	if p.disc {
+		p.stats.Discontinuities.Add(1)
+	}
+	p.waitKey, p.disc, p.started = false, false, true
+}
+
+func (p *psDepacketizer) updateInfo(codec media.Codec) {
+	sps := p.b.ParamSet(h26x.KindSPS)
+	if sps == nil || (p.spsSeen != nil && &sps[0] == &p.spsSeen[0]) {
+		return
+	}
+	p.spsSeen = sps
+	info, err := h26x.StreamInfo(codec, sps)
+	if err != nil {
+		return
+	}
+	p.infoMu.Lock()
+	p.info = info
+	p.infoMu.Unlock()
+}
+
+// Info returns what is known of the stream. Safe for concurrent use.
+func (p *psDepacketizer) Info() media.StreamInfo {
+	p.infoMu.Lock()
+	defer p.infoMu.Unlock()
+	return p.info
+}
