@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/sink"
 )
@@ -318,5 +319,28 @@ func (p *Pipeline) ModelNames() []string {
 		out = append(out, n)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// LatestFrame returns a stream's most recent decoded frame (Options.KeepLatest) with a
+// reference the caller must Release, or nil.
+func (p *Pipeline) LatestFrame(id string) *frame.Frame {
+	p.mu.Lock()
+	st, ok := p.streams[id]
+	p.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return st.Latest()
+}
+
+// ModelStats returns, per loaded model, the batches run and frames inferred.
+func (p *Pipeline) ModelStats() map[string][2]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string][2]int64{}
+	for n, m := range p.models {
+		out[n] = [2]int64{m.batches.Load(), m.batchItems.Load()}
+	}
 	return out
 }

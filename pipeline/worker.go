@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/vinfer/vinfer/preprocess"
@@ -20,8 +21,8 @@ type modelRunner struct {
 	p       *Pipeline
 	done    chan struct{}
 
-	batches    int64
-	batchItems int64
+	batches    atomic.Int64
+	batchItems atomic.Int64
 }
 
 // run is the inference worker: it is locked to its OS thread for its whole life, because a GPU
@@ -72,8 +73,8 @@ func (m *modelRunner) infer(batch []item) {
 	if err == nil {
 		outs, err = r.Run(n)
 	}
-	m.batches++
-	m.batchItems += int64(n)
+	m.batches.Add(1)
+	m.batchItems.Add(int64(n))
 	m.p.observeBatch(m.eng.Name(), n)
 	if err != nil {
 		m.p.log("model %s: inference of a batch of %d failed: %v", m.eng.Name(), n, err)
