@@ -330,22 +330,27 @@ func (s *Session) ModelBatch() int { return int(s.modelBatch) }
 // MaxBatch returns the largest batch Run accepts (the fixed batch of a fixed-batch model).
 func (s *Session) MaxBatch() int { return s.maxBatch }
 
-// validBatch reports whether Run accepts batch.
-func (s *Session) validBatch(batch int) bool {
-	if s.modelBatch > 0 {
-		return batch == int(s.modelBatch)
+// checkBatch returns nil when Run accepts batch; it allocates only on failure.
+func (s *Session) checkBatch(batch int) error {
+	switch {
+	case s.sess == nil:
+		return fmt.Errorf("infer: %s: session is closed", s.name)
+	case s.modelBatch > 0 && batch != int(s.modelBatch):
+		return fmt.Errorf("infer: %s: batch %d, but the model's batch is fixed at %d", s.name, batch, s.modelBatch)
+	case batch < 1 || batch > s.maxBatch:
+		return fmt.Errorf("infer: %s: batch %d outside 1…%d (Config.MaxBatch)", s.name, batch, s.maxBatch)
 	}
-	return batch >= 1 && batch <= s.maxBatch
+	return nil
 }
 
 // Input returns the [batch,C,H,W] float32 input buffer for a run of batch images: image b is
-// Input(batch)[b·C·H·W : (b+1)·C·H·W]. It is native memory, zeroed at Open and reused by every
-// run (the buffers of all batch sizes share it). It returns nil when Run would reject batch.
-func (s *Session) Input(batch int) []float32 {
-	if s.in == nil || !s.validBatch(batch) {
-		return nil
+// in[b·C·H·W : (b+1)·C·H·W]. It is native memory, zeroed at Open and reused by every run (the
+// buffers of all batch sizes share it). It fails when Run would reject batch.
+func (s *Session) Input(batch int) ([]float32, error) {
+	if err := s.checkBatch(batch); err != nil {
+		return nil, err
 	}
-	return s.in[:batch*s.c*s.h*s.w]
+	return s.in[:batch*s.c*s.h*s.w], nil
 }
 
 // Run infers the batch written into Input(batch) and returns the outputs, in the order of
@@ -353,14 +358,8 @@ func (s *Session) Input(batch int) []float32 {
 // their data are views of native buffers, valid until the next Run or Close. After the first
 // Run of a batch size, Run makes no Go heap allocation.
 func (s *Session) Run(batch int) ([]tensor.Tensor, error) {
-	if s.sess == nil {
-		return nil, fmt.Errorf("infer: %s: Run on a closed session", s.name)
-	}
-	if !s.validBatch(batch) {
-		if s.modelBatch > 0 {
-			return nil, fmt.Errorf("infer: %s: batch %d, but the model's batch is fixed at %d", s.name, batch, s.modelBatch)
-		}
-		return nil, fmt.Errorf("infer: %s: batch %d outside 1…%d (Config.MaxBatch)", s.name, batch, s.maxBatch)
+	if err := s.checkBatch(batch); err != nil {
+		return nil, err
 	}
 	r := s.runs[batch]
 	if r == nil {

@@ -86,9 +86,9 @@ func TestBundledModels(t *testing.T) {
 					t.Errorf("output %d: %+v, want %+v", i, o, tc.outputs[i])
 				}
 			}
-			in := s.Input(1)
-			if len(in) != int(tensor.Elements(tc.input.Shape)) {
-				t.Fatalf("Input(1) has %d elements", len(in))
+			in, err := s.Input(1)
+			if err != nil || len(in) != int(tensor.Elements(tc.input.Shape)) {
+				t.Fatalf("Input(1): %d elements, %v", len(in), err)
 			}
 			outs, err := s.Run(1)
 			if err != nil {
@@ -102,7 +102,7 @@ func TestBundledModels(t *testing.T) {
 					t.Errorf("output %s: %d non-finite values", o.Name, n)
 				}
 			}
-			if s.Input(2) != nil {
+			if _, err := s.Input(2); err == nil {
 				t.Error("Input(2) of a fixed-batch model")
 			}
 			if _, err := s.Run(2); err == nil || !strings.Contains(err.Error(), "fixed at 1") {
@@ -127,7 +127,11 @@ func TestYOLOXZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	clear(s.Input(1))
+	in, err := s.Input(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(in)
 	outs, err := s.Run(1)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +283,10 @@ func TestOptimizedModelCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := s.Input(1)
+	in, err := s.Input(1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range in {
 		in[i] = float32(i%251) / 2
 	}
@@ -293,6 +300,9 @@ func TestOptimizedModelCache(t *testing.T) {
 	if _, err := s.Run(1); err == nil {
 		t.Error("Run after Close succeeded")
 	}
+	if _, err := s.Input(1); err == nil {
+		t.Error("Input after Close succeeded")
+	}
 	fi, err := os.Stat(cache)
 	if err != nil || fi.Size() == 0 {
 		t.Fatalf("optimized model not written: %v", err)
@@ -302,7 +312,9 @@ func TestOptimizedModelCache(t *testing.T) {
 		t.Fatalf("opening the optimized model: %v", err)
 	}
 	defer s.Close()
-	in = s.Input(1)
+	if in, err = s.Input(1); err != nil {
+		t.Fatal(err)
+	}
 	for i := range in {
 		in[i] = float32(i%251) / 2
 	}
@@ -371,9 +383,9 @@ func TestDynamicBatch(t *testing.T) {
 	}
 	const item = 3 * 8 * 8
 	for _, batch := range []int{1, 4, 8, 4} {
-		in := s.Input(batch)
-		if len(in) != batch*item {
-			t.Fatalf("Input(%d) has %d elements", batch, len(in))
+		in, err := s.Input(batch)
+		if err != nil || len(in) != batch*item {
+			t.Fatalf("Input(%d): %d elements, %v", batch, len(in), err)
 		}
 		for b := range batch {
 			for i := range item {
@@ -407,8 +419,12 @@ func TestDynamicBatch(t *testing.T) {
 		}
 	}
 	// The data-dependent output changes length from run to run.
-	clear(s.Input(4))
-	s.Input(4)[5] = 3
+	in, err := s.Input(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(in)
+	in[5] = 3
 	outs, err := s.Run(4)
 	if err != nil {
 		t.Fatal(err)
@@ -416,8 +432,10 @@ func TestDynamicBatch(t *testing.T) {
 	if pos := outs[2]; !slices.Equal(pos.Shape, []int64{1}) || len(pos.Data) != 1 || pos.Data[0] != 3 {
 		t.Errorf("pos %v %v", pos.Shape, pos.Data)
 	}
-	if s.Input(9) != nil || s.Input(0) != nil {
-		t.Error("Input outside 1…MaxBatch")
+	for _, batch := range []int{0, 9} {
+		if _, err := s.Input(batch); err == nil {
+			t.Errorf("Input(%d) outside 1…MaxBatch accepted", batch)
+		}
 	}
 	if _, err := s.Run(9); err == nil || !strings.Contains(err.Error(), "outside 1…8") {
 		t.Errorf("Run(9): %v", err)
@@ -451,7 +469,10 @@ func benchmarkModel(b *testing.B, file string) {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			in := s.Input(1)
+			in, err := s.Input(1)
+			if err != nil {
+				b.Fatal(err)
+			}
 			for i := range in {
 				in[i] = float32(i % 255)
 			}
