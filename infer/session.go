@@ -355,7 +355,8 @@ func (s *Session) Input(batch int) ([]float32, error) {
 
 // Run infers the batch written into Input(batch) and returns the outputs, in the order of
 // Outputs, with their actual shapes (dim 0 = batch where it is the batch). The tensors and
-// their data are views of native buffers, valid until the next Run or Close. After the first
+// their data are views of native buffers, valid until the next Run or Close; the caller reads
+// them and must not modify the slices or shapes (they are reused). After the first
 // Run of a batch size, Run makes no Go heap allocation.
 func (s *Session) Run(batch int) ([]tensor.Tensor, error) {
 	if err := s.checkBatch(batch); err != nil {
