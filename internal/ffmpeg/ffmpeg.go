@@ -23,7 +23,7 @@ package ffmpeg
 // vinfer_send copies size bytes of data into pkt (reusing its buffer when nobody else holds a
 // reference to it) and sends pkt to the decoder; data == NULL sends the end-of-stream marker.
 static int vinfer_send(AVCodecContext *cc, AVPacket *pkt, const uint8_t *data, int size,
-                       int64_t pts, int64_t dts, int key) {
+                       int64_t pts, int64_t dts, int flags) {
 	if (data == NULL) {
 		return avcodec_send_packet(cc, NULL);
 	}
@@ -44,7 +44,7 @@ static int vinfer_send(AVCodecContext *cc, AVPacket *pkt, const uint8_t *data, i
 	pkt->dts = dts;
 	pkt->duration = 0;
 	pkt->pos = -1;
-	pkt->flags = key ? AV_PKT_FLAG_KEY : 0;
+	pkt->flags = flags;
 	return avcodec_send_packet(cc, pkt);
 }
 
@@ -200,15 +200,18 @@ func ReceiveFrame(cc *astiav.CodecContext, f *astiav.Frame) (Status, error) {
 	return status(C.avcodec_receive_frame(codecContext(cc), (*C.AVFrame)(f.UnsafePointer())))
 }
 
+// Packet flags for SendPacket.
+const (
+	FlagKey     = int(C.AV_PKT_FLAG_KEY)     // a key frame
+	FlagDiscard = int(C.AV_PKT_FLAG_DISCARD) // decode for reference, do not output
+)
+
 // SendPacket copies data into scratch (whose buffer is reused while the decoder holds no
 // reference to it) and sends it to cc (avcodec_send_packet) with the given timestamps in cc's
-// packet time base. A nil data sends the end-of-stream marker that starts draining. It returns
-// Again when the decoder must be drained first, and FFmpeg's error for a packet it rejects.
-func SendPacket(cc *astiav.CodecContext, scratch *astiav.Packet, data []byte, pts, dts int64, key bool) (Status, error) {
-	var k C.int
-	if key {
-		k = 1
-	}
+// packet time base and flags (FlagKey, FlagDiscard). A nil data sends the end-of-stream marker
+// that starts draining. It returns Again when the decoder must be drained first, EOF when it
+// was already sent the end of stream, and FFmpeg's error for a packet it rejects.
+func SendPacket(cc *astiav.CodecContext, scratch *astiav.Packet, data []byte, pts, dts int64, flags int) (Status, error) {
 	var ptr *C.uint8_t
 	if data != nil {
 		ptr = (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(data)))
@@ -217,7 +220,7 @@ func SendPacket(cc *astiav.CodecContext, scratch *astiav.Packet, data []byte, pt
 		}
 	}
 	return status(C.vinfer_send(codecContext(cc), packet(scratch), ptr, C.int(len(data)),
-		C.int64_t(pts), C.int64_t(dts), k))
+		C.int64_t(pts), C.int64_t(dts), C.int(flags)))
 }
 
 // SetPacketTimeBase sets cc's pkt_timebase, the unit of the timestamps given to SendPacket.
@@ -267,4 +270,10 @@ func (i *FrameInfo) Read(f *astiav.Frame) {
 // FlushFilter resets bsf's state (av_bsf_flush): it accepts packets again after end of stream.
 func FlushFilter(bsf *astiav.BitStreamFilterContext) {
 	C.av_bsf_flush((*C.AVBSFContext)(cptr(bsf)))
+}
+
+// FlushDecoder resets cc (avcodec_flush_buffers): buffered pictures are dropped and it accepts
+// packets again after end of stream.
+func FlushDecoder(cc *astiav.CodecContext) {
+	C.avcodec_flush_buffers(codecContext(cc))
 }
