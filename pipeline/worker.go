@@ -98,6 +98,7 @@ func (m *modelRunner) infer(batch []item) {
 		res.Model = m.eng.Name()
 		res.Detections = dec.Decode(outs, b, it.tr, res.Detections[:0])
 		res.Decode, res.Preprocess, res.Inference, res.Postprocess = it.decodeDur, it.prepDur, inferDur, time.Since(t1)
+		res.Batch = n
 		res.Latency = now.Sub(it.decoded)
 		res.QueueWait = t0.Sub(it.queued)
 		it.st.stats.Inferred.Add(1)

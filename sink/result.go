@@ -33,6 +33,8 @@ type Result struct {
 	// stage: the decoder's work up to emitting it, its preprocessing, its batch's inference run
 	// (shared by every frame of the batch) and its output decoding with NMS.
 	Decode, Preprocess, Inference, Postprocess time.Duration
+	// Batch is the number of frames in this frame's inference run.
+	Batch int
 }
 
 // Sink consumes results. Write is called from one goroutine per pipeline, in per-stream order.
