@@ -8,27 +8,9 @@ import (
 
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/frame"
-	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source/internal/sourcetest"
 	"github.com/vinfer/vinfer/source/live"
 )
-
-// readAll reads access units from src, checking each against the clip, until want samples were
-// matched or the deadline passes.
-func readAll(t *testing.T, src interface {
-	Read(context.Context) (*media.AccessUnit, error)
-}, m *sourcetest.Matcher, until func() bool, timeout time.Duration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	for !until() {
-		au, err := src.Read(ctx)
-		if err != nil {
-			t.Fatalf("read after %d access units: %v", m.Matched, err)
-		}
-		m.Check(t, au)
-	}
-}
 
 // TestSourceFFmpeg receives the shared clips from Debian's ffmpeg (`-f rtp`, stream copy):
 // every access unit must arrive byte-exact, with PTS following the file's, and RTCP sender
@@ -167,7 +149,10 @@ func TestSourceGarbageAndTwoStreams(t *testing.T) {
 					t.Errorf("stream %d: read after %d: %v", i, ms[i].Matched, err)
 					return
 				}
-				ms[i].Check(t, au)
+				if err := ms[i].Match(au); err != nil {
+					t.Errorf("stream %d: %v", i, err)
+					return
+				}
 			}
 		}()
 	}
