@@ -51,9 +51,11 @@ type Decoder struct {
 	Frames int
 	// Name labels the frame pool in accounting and leak reports; "" means "ffmpeg-<codec>".
 	Name string
-	// OutputCorrupt emits pictures FFmpeg decoded with concealed errors (AV_FRAME_FLAG_CORRUPT).
-	// By default they are dropped and Decode reports them as ErrCorrupt, so a detector never
-	// sees smeared macroblocks.
+	// OutputCorrupt emits pictures FFmpeg reports as damaged (AVFrame.decode_error_flags, e.g.
+	// concealed macroblocks, or AV_FRAME_FLAG_CORRUPT). By default they are dropped and Decode
+	// reports them as ErrCorrupt, so a detector does not see smeared macroblocks. Pictures that
+	// merely reference a damaged one are emitted: FFmpeg does not track the damage across
+	// frames, and the next key frame ends it.
 	OutputCorrupt bool
 
 	cc      *astiav.CodecContext
@@ -89,6 +91,8 @@ type Stats struct {
 	Rejected int64
 	// Concealed counts pictures with concealed errors that were dropped (see OutputCorrupt).
 	Concealed int64
+	// Dropped counts pictures dropped because ctx ended while Decode waited for a free frame.
+	Dropped int64
 	// Converted counts pictures converted by swscale.
 	Converted int64
 	// Pools counts frame pools created (more than one after size changes).
@@ -245,6 +249,7 @@ func (d *Decoder) receive(ctx context.Context, emit func(*frame.Frame) error) er
 		}
 		f, err := d.take(ctx)
 		if err != nil {
+			d.stats.Dropped++
 			d.scratch.Unref()
 			return err
 		}
@@ -347,7 +352,7 @@ func (d *Decoder) convert(dst *astiav.Frame, key poolKey) error {
 			d.sws = nil
 		}
 		sws, err := astiav.CreateSoftwareScaleContext(d.info.Width, d.info.Height, d.info.Format,
-			key.width, key.height, key.format, astiav.NewSoftwareScaleContextFlags(astiav.SoftwareScaleContextFlagBilinear))
+			key.width, key.height, key.format, astiav.NewSoftwareScaleContextFlags(astiav.SoftwareScaleContextFlagBicubic))
 		if err != nil {
 			return fmt.Errorf("codec: cannot convert %s pictures to %s: %w", d.info.Format, key.format, err)
 		}

@@ -68,7 +68,7 @@ static void vinfer_frame_info_get(const AVFrame *f, vinfer_frame_info *o) {
 	o->pts = f->pts;
 	o->best_effort_ts = f->best_effort_timestamp;
 	o->decode_error_flags = f->decode_error_flags;
-	o->corrupt = (f->flags & AV_FRAME_FLAG_CORRUPT) != 0;
+	o->corrupt = (f->flags & AV_FRAME_FLAG_CORRUPT) != 0 || f->decode_error_flags != 0;
 	o->key = f->key_frame;
 }
 
@@ -240,8 +240,9 @@ type FrameInfo struct {
 	ColorRange astiav.ColorRange
 	// PTS and BestEffortTS in the packet time base; astiav.NoPtsValue when unknown.
 	PTS, BestEffortTS int64
-	// DecodeErrorFlags is AVFrame.decode_error_flags (FF_DECODE_ERROR_*); Corrupt reports
-	// AV_FRAME_FLAG_CORRUPT: the picture holds concealed errors.
+	// DecodeErrorFlags is AVFrame.decode_error_flags (FF_DECODE_ERROR_*: invalid bitstream,
+	// missing reference, concealment active). Corrupt reports that the picture is damaged: it
+	// has decode error flags, or AV_FRAME_FLAG_CORRUPT (decoded before a recovery point).
 	DecodeErrorFlags int
 	Corrupt          bool
 	// Key reports a key frame.
