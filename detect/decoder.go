@@ -74,9 +74,10 @@ func (d *base) init(f Family, p Params, classes int) error {
 
 func (d *base) Classes() int { return len(d.labels) }
 
-// add appends a candidate box in model-input pixels unless it is not finite or inside out.
+// add appends a candidate box in model-input pixels unless it or its score is not finite or
+// the box is inside out.
 func add(dst []Detection, class int, score float32, x1, y1, x2, y2 float32) []Detection {
-	if !(x2 >= x1 && y2 >= y1) || !finite(x1) || !finite(y1) || !finite(x2) || !finite(y2) {
+	if !(x2 >= x1 && y2 >= y1) || !finite(x1) || !finite(y1) || !finite(x2) || !finite(y2) || !finite(score) {
 		return dst
 	}
 	return append(dst, Detection{ClassID: class, Score: score, Box: [4]float32{x1, y1, x2, y2}})
@@ -143,13 +144,14 @@ func sigmoid(x float32) float32 { return 1 / (1 + float32(math.Exp(float64(-x)))
 
 func exp(x float32) float32 { return float32(math.Exp(float64(x))) }
 
-// argmax returns the index and value of v's largest element (the first one on ties; NaN never
-// wins over a number after it).
-func argmax(v []float32) (int, float32) {
-	bi, bv := 0, v[0]
-	for i := 1; i < len(v); i++ {
-		if v[i] > bv || bv != bv {
-			bi, bv = i, v[i]
+// best returns the index and value of v's largest element above floor (the first one on ties),
+// or -1 when none is above it; NaN never is. Rows of scores are mostly below the threshold, so
+// the comparison is almost always false and the loop runs without branch misses.
+func best(v []float32, floor float32) (int, float32) {
+	bi, bv := -1, floor
+	for i, x := range v {
+		if x > bv {
+			bi, bv = i, x
 		}
 	}
 	return bi, bv

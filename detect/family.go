@@ -146,7 +146,7 @@ func matchShapes(w, h int, outs []tensor.Info) []Family {
 			found = append(found, FamilyUltraFace)
 		}
 	case 3:
-		if _, err := yolov5Heads(outs, w, h, []int{8, 16, 32}, COCOAnchors); err == nil {
+		if _, err := yolov5Heads(outs, w, h, []int{8, 16, 32}, cocoAnchors); err == nil {
 			found = append(found, FamilyYOLOv5)
 		}
 	}

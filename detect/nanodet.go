@@ -149,8 +149,8 @@ func (d *nanoDet) Decode(outs []tensor.Tensor, b int, tr preprocess.Transform, d
 		cls, dis = cls[l.first*l.clsStride:], dis[l.first*l.disStride:]
 		s := float32(l.stride)
 		for i := 0; i < l.w*l.h; i++ {
-			c, p := argmax(cls[i*l.clsStride+l.clsCol : i*l.clsStride+l.clsCol+d.classes])
-			if !(p > thr) {
+			c, p := best(cls[i*l.clsStride+l.clsCol:i*l.clsStride+l.clsCol+d.classes], thr)
+			if c < 0 {
 				continue
 			}
 			cx := (float32(i%l.w) + d.offset) * s

@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -37,9 +38,9 @@ type Params struct {
 	RegMax int
 }
 
-// COCOAnchors are YOLOv5's default anchors (ultralytics/yolov5 models/yolov5s.yaml), in input
-// pixels: P3/8, P4/16, P5/32.
-var COCOAnchors = [][]float32{
+// cocoAnchors are YOLOv5's default anchors (ultralytics/yolov5 models/yolov5s.yaml), in input
+// pixels: P3/8, P4/16, P5/32. Read only: DefaultParams hands out copies.
+var cocoAnchors = [][]float32{
 	{10, 13, 16, 30, 33, 23},
 	{30, 61, 62, 45, 59, 119},
 	{116, 90, 156, 198, 373, 326},
@@ -69,7 +70,9 @@ func DefaultParams(f Family) Params {
 		p.ScoreThreshold, p.NMSIoU = 0.7, 0.3
 		p.Labels, p.LabelsFile = []string{"face"}, "face (built in)"
 	case FamilyYOLOv5:
-		p.Anchors = COCOAnchors
+		for _, a := range cocoAnchors {
+			p.Anchors = append(p.Anchors, slices.Clone(a))
+		}
 	case FamilyYOLOv8:
 		p.NMSIoU = 0.7
 	case FamilyNanoDet:
@@ -95,7 +98,7 @@ func (p Params) resolve(f Family) (Params, error) {
 		p.RegMax = 7
 	}
 	if p.Anchors == nil {
-		p.Anchors = COCOAnchors
+		p.Anchors = cocoAnchors
 	}
 	bad := func(v float32) bool { return !(v >= 0 && v <= 1) }
 	switch {

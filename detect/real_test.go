@@ -12,6 +12,7 @@ import (
 	"github.com/vinfer/vinfer/imageio"
 	"github.com/vinfer/vinfer/infer"
 	"github.com/vinfer/vinfer/preprocess"
+	"github.com/vinfer/vinfer/tensor"
 )
 
 // asset returns the path of a shared asset (scripts/setup.sh copies them into assets/ at the
@@ -110,48 +111,70 @@ func matches(g detect.Detection, w reference) bool {
 
 func runBundled(t *testing.T, model, image string) []detect.Detection {
 	t.Helper()
+	r := openBundled(t, model, image, nil)
+	defer r.close()
+	return r.dec.Decode(r.outs, 0, r.tr, nil)
+}
+
+// bundledRun is a bundled model run once on a picture: its outputs, transform and a decoder.
+type bundledRun struct {
+	outs  []tensor.Tensor
+	tr    preprocess.Transform
+	dec   detect.Decoder
+	close func()
+}
+
+// openBundled runs model on image; edit, when set, adjusts the family's default parameters.
+func openBundled(t testing.TB, model, image string, edit func(*detect.Params)) bundledRun {
+	t.Helper()
 	spec := bundledModels[model]
 	s, err := infer.Open(infer.Config{Path: asset(t, "models/"+model), IntraOpThreads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	fail := func(err error) {
+		s.Close()
+		t.Fatal(err)
+	}
 	fam, err := detect.DetectFamily(s.Inputs(), s.Outputs())
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	p := detect.DefaultParams(fam)
 	if p.InputWidth, p.InputHeight, err = detect.InputSize(s.Inputs()[0]); err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	if p.InputWidth != spec.Width || p.InputHeight != spec.Height {
-		t.Fatalf("model input %dx%d, spec %dx%d", p.InputWidth, p.InputHeight, spec.Width, spec.Height)
+		fail(fmt.Errorf("model input %dx%d, spec %dx%d", p.InputWidth, p.InputHeight, spec.Width, spec.Height))
+	}
+	if edit != nil {
+		edit(&p)
 	}
 	dec, err := detect.NewDecoder(fam, s.Outputs(), p)
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	img, err := imageio.Load(asset(t, "images/"+image))
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	pre, err := preprocess.NewCPU(spec)
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	in, err := s.Input(1)
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	tr, err := pre.Run(img, in)
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	outs, err := s.Run(1)
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
-	return dec.Decode(outs, 0, tr, nil)
+	return bundledRun{outs: outs, tr: tr, dec: dec, close: s.Close}
 }
 
 // ExampleNewDecoder shows the set-up for a model whose family is recognised from its shapes.

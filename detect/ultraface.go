@@ -66,8 +66,8 @@ func (d *ultraFace) Decode(outs []tensor.Tensor, b int, tr preprocess.Transform,
 	iw, ih := float32(d.p.InputWidth), float32(d.p.InputHeight)
 	start := len(dst)
 	for i := 0; i < d.priors; i++ {
-		c, p := argmax(sc[i*d.cols+1 : (i+1)*d.cols])
-		if !(p > thr) {
+		c, p := best(sc[i*d.cols+1:(i+1)*d.cols], thr)
+		if c < 0 {
 			continue
 		}
 		q := bx[i*4 : i*4+4]

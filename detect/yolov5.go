@@ -149,9 +149,12 @@ func (d *yolov5) Decode(outs []tensor.Tensor, b int, tr preprocess.Transform, ds
 		if !(row[4] > thr) {
 			continue
 		}
-		c, p := argmax(row[5:])
+		c, p := best(row[5:], thr/row[4]) // score = obj·p > thr
+		if c < 0 {
+			continue
+		}
 		score := row[4] * p
-		if !(score > thr) {
+		if !(score > thr) { // rounding at the edge
 			continue
 		}
 		hw, hh := row[2]/2, row[3]/2
@@ -180,14 +183,25 @@ func (d *yolov5) decodeHeads(outs []tensor.Tensor, b int, tr preprocess.Transfor
 				if !(at[4*hd.kS] > d.logitThr) {
 					continue
 				}
-				c, best := 0, at[5*hd.kS]
-				for k := 6; k < hd.no; k++ {
-					if v := at[k*hd.kS]; v > best || best != best {
-						c, best = k-5, v
+				obj := sigmoid(at[4*hd.kS])
+				q := thr / obj // the class probability must exceed q
+				if !(q < 1) {
+					continue
+				}
+				c, top := -1, float32(math.Inf(-1))
+				if q > 0 {
+					top = float32(math.Log(float64(q) / (1 - float64(q))))
+				}
+				for k := 5; k < hd.no; k++ {
+					if v := at[k*hd.kS]; v > top {
+						c, top = k-5, v
 					}
 				}
-				score := sigmoid(at[4*hd.kS]) * sigmoid(best)
-				if !(score > thr) {
+				if c < 0 {
+					continue
+				}
+				score := obj * sigmoid(top)
+				if !(score > thr) { // rounding at the edge
 					continue
 				}
 				gx, gy := float32(i%hd.w), float32(i/hd.w)

@@ -43,26 +43,29 @@ func (d *yolov8) Decode(outs []tensor.Tensor, b int, tr preprocess.Transform, ds
 	if n > len(d.best) {
 		d.best, d.bestc = make([]float32, n), make([]int32, n)
 	}
-	best, bestc := d.best[:n], d.bestc[:n]
-	copy(best, data[4*n:5*n])
-	clear(bestc)
-	for c := 1; c < d.feats-4; c++ {
+	// Per anchor, the best class scoring above the threshold: starting from the threshold,
+	// the comparison is almost always false.
+	top, topc := d.best[:n], d.bestc[:n]
+	thr := d.p.ScoreThreshold
+	for a := range top {
+		top[a], topc[a] = thr, -1
+	}
+	for c := 0; c < d.feats-4; c++ {
 		row := data[(4+c)*n : (5+c)*n]
 		for a, v := range row {
-			if v > best[a] || best[a] != best[a] {
-				best[a], bestc[a] = v, int32(c)
+			if v > top[a] {
+				top[a], topc[a] = v, int32(c)
 			}
 		}
 	}
-	thr := d.p.ScoreThreshold
 	start := len(dst)
-	for a, score := range best {
-		if !(score > thr) {
+	for a, score := range top {
+		if topc[a] < 0 {
 			continue
 		}
 		cx, cy := data[a], data[n+a]
 		hw, hh := data[2*n+a]/2, data[3*n+a]/2
-		dst = add(dst, int(bestc[a]), score, cx-hw, cy-hh, cx+hw, cy+hh)
+		dst = add(dst, int(topc[a]), score, cx-hw, cy-hh, cx+hw, cy+hh)
 	}
 	return d.finish(dst, start, tr)
 }

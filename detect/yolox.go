@@ -52,9 +52,12 @@ func (d *yolox) Decode(outs []tensor.Tensor, b int, tr preprocess.Transform, dst
 				if !(obj > thr) { // class probabilities are at most 1
 					continue
 				}
-				c, p := argmax(row[5:])
+				c, p := best(row[5:], thr/obj) // score = obj·p > thr
+				if c < 0 {
+					continue
+				}
 				score := obj * p
-				if !(score > thr) {
+				if !(score > thr) { // rounding at the edge
 					continue
 				}
 				cx, cy := (row[0]+float32(gx))*s, (row[1]+float32(gy))*s
