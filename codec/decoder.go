@@ -306,6 +306,7 @@ func (d *Decoder) take(ctx context.Context) (*frame.Frame, error) {
 		f.Format = frame.FormatNV12
 		d.plane(f, 0, i.Height)
 		d.plane(f, 1, chroma)
+		f.Strides[2] = 0
 	} else {
 		f.Format = frame.FormatI420
 		d.plane(f, 0, i.Height)

@@ -36,7 +36,10 @@ var nanos = astiav.NewRational(1, int(time.Second))
 // Timestamps: PTS and DTS are the container's, rescaled from the stream time base to
 // time.Duration and counted from the stream's start time (its first PTS), so the first frame
 // in presentation order has PTS 0; DTS is negative for the first frames of a stream with
-// B-frames. A packet without PTS gets its DTS, or the previous PTS plus one frame duration.
+// B-frames, and PTS for the pre-roll pictures an MP4 edit list discards (AccessUnit.Discard).
+// A packet without DTS gets the previous DTS plus one frame duration (1/frame rate), one
+// without PTS its DTS: raw .h264/.h265 files have no timestamps at all, so with B-frames their
+// PTS are in decoding order, not presentation order.
 //
 // Read does not allocate in steady state: AccessUnit.Data is a view of FFmpeg's packet buffer,
 // valid until the next Read or Close.
@@ -60,16 +63,14 @@ type Source struct {
 	info     media.StreamInfo
 	frameDur int64 // one frame in stream time base; ≥ 1
 
-	start     int64 // stream start in tb; NoPtsValue until known
-	lastPTS   int64 // previous PTS in tb, relative to start, without loop offset
-	maxPTS    int64 // largest relative PTS of the current pass
-	lastDTS   int64
-	offset    int64 // loop offset in tb
-	passAUs   int64 // access units delivered in the current pass
-	delivered int64 // access units delivered in the first pass
-	loops     int
-	au        media.AccessUnit
-	closed    bool
+	start   int64 // stream start in tb; NoPtsValue until known
+	maxPTS  int64 // largest relative PTS of the current pass
+	lastDTS int64
+	offset  int64 // loop offset in tb
+	passAUs int64 // access units delivered in the current pass
+	loops   int
+	au      media.AccessUnit
+	closed  bool
 }
 
 // Init opens the file and selects its video stream. It fails when the file is missing or not
@@ -288,24 +289,22 @@ func (s *Source) fill(p *astiav.Packet) *media.AccessUnit {
 			s.start = 0
 		}
 	}
+	// Raw Annex-B streams carry no timestamps: DTS then counts frames in decoding order, and
+	// PTS follows DTS, which is right only for streams without B-frames.
 	switch {
-	case pts != astiav.NoPtsValue:
-		pts -= s.start
 	case dts != astiav.NoPtsValue:
-		pts = dts - s.start
-	case s.passAUs == 0:
-		pts = 0
-	default:
-		pts = s.lastPTS + s.frameDur
-	}
-	if dts != astiav.NoPtsValue {
 		dts -= s.start
-	} else if s.passAUs == 0 {
-		dts = pts
-	} else {
-		dts = min(pts, s.lastDTS+1)
+	case s.passAUs == 0:
+		dts = 0
+	default:
+		dts = s.lastDTS + s.frameDur
 	}
-	s.lastPTS, s.lastDTS = pts, dts
+	if pts != astiav.NoPtsValue {
+		pts -= s.start
+	} else {
+		pts = dts
+	}
+	s.lastDTS = dts
 	if s.passAUs == 0 || pts > s.maxPTS {
 		s.maxPTS = pts
 	}
@@ -320,9 +319,6 @@ func (s *Source) fill(p *astiav.Packet) *media.AccessUnit {
 
 // endOfFile returns io.EOF, or rewinds for the next pass when looping.
 func (s *Source) endOfFile() error {
-	if s.loops == 0 {
-		s.delivered = s.passAUs
-	}
 	if n := s.info.Frames; n > 0 && s.loops == 0 && s.passAUs < n*9/10 {
 		return fmt.Errorf("file %s: %w: the index lists %d frames but only %d could be read "+
 			"(the file was cut short; re-download or re-record it)", s.Path, io.ErrUnexpectedEOF, n, s.passAUs)
