@@ -80,17 +80,29 @@ func inputSize(in tensor.Info) (w, h int, err error) {
 // where the cells of stride s are ⌈H/s⌉·⌈W/s⌉. Anything else, or a shape matching two
 // families, gives an error listing the shapes and asking for family: in the model config.
 func DetectFamily(inputs, outputs []tensor.Info) (Family, error) {
+	w, h, err := 0, 0, fmt.Errorf("the model has no input")
+	if len(inputs) > 0 {
+		w, h, err = inputSize(inputs[0])
+	}
+	return detectFamily(w, h, err, fmt.Sprintf("input %s", describe(inputs)), outputs)
+}
+
+// DetectFamilyAt is DetectFamily for a w×h input: for models whose input size is dynamic and
+// set in the model config.
+func DetectFamilyAt(w, h int, outputs []tensor.Info) (Family, error) {
+	var err error
+	if w <= 0 || h <= 0 {
+		err = fmt.Errorf("the input size %dx%d is not set", w, h)
+	}
+	return detectFamily(w, h, err, fmt.Sprintf("input %dx%d", w, h), outputs)
+}
+
+// detectFamily matches the outputs for a w×h input; sizeErr says why the size is unknown.
+func detectFamily(w, h int, sizeErr error, input string, outputs []tensor.Info) (Family, error) {
 	for _, o := range outputs {
 		if strings.HasPrefix(o.Name, "cls_pred_stride_") {
 			return FamilyNanoDet, nil
 		}
-	}
-	var w, h int
-	var sizeErr error
-	if len(inputs) == 0 {
-		sizeErr = fmt.Errorf("the model has no input")
-	} else {
-		w, h, sizeErr = inputSize(inputs[0])
 	}
 	var found []Family
 	if sizeErr == nil {
@@ -110,8 +122,8 @@ func DetectFamily(inputs, outputs []tensor.Info) (Family, error) {
 	default:
 		why = "no supported layout fits them"
 	}
-	return "", fmt.Errorf("detect: cannot tell the model family from its outputs %s (input %s): %s; set family: in the model config (%s)",
-		describe(outputs), describe(inputs), why, familyList())
+	return "", fmt.Errorf("detect: cannot tell the model family from its outputs %s (%s): %s; set family: in the model config (%s)",
+		describe(outputs), input, why, familyList())
 }
 
 // matchShapes returns every family whose layout fits the outputs for a w×h input.

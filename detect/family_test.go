@@ -73,6 +73,16 @@ func TestDetectFamilyAmbiguous(t *testing.T) {
 	}
 }
 
+func TestDetectFamilyAt(t *testing.T) {
+	out := []tensor.Info{{Name: "output0", Shape: []int64{1, 84, 8400}}}
+	if f, err := DetectFamilyAt(640, 640, out); f != FamilyYOLOv8 || err != nil {
+		t.Errorf("%q %v", f, err)
+	}
+	if _, err := DetectFamilyAt(0, 0, out); err == nil || !strings.Contains(err.Error(), "input size 0x0 is not set") {
+		t.Errorf("%v", err)
+	}
+}
+
 func TestParseFamily(t *testing.T) {
 	for in, want := range map[string]Family{"yolox": FamilyYOLOX, " YOLOv8 ": FamilyYOLOv8, "yolo11": FamilyYOLOv8, "nanodet": FamilyNanoDet} {
 		if f, err := ParseFamily(in); err != nil || f != want {
