@@ -32,6 +32,7 @@ func main() {
 	workers := flag.Int("workers", 2, "GPU inference workers per device")
 	model := flag.String("model", ".build/gpu-testdata/yolox_nano_416_dyn.onnx", "ONNX model (dynamic batch for batch > 1; scripts/gpu/make-dynamic-batch.py)")
 	half := flag.Bool("half", false, "float16 input tensor")
+	settle := flag.Duration("settle", 0, "leave frames arriving in this first interval out of the latency figures (decoder start-up)")
 	watchdog := flag.Duration("timeout", 3*time.Minute, "abort (printing every goroutine's stack) after this long")
 	flag.Parse()
 	time.AfterFunc(*watchdog, func() {
@@ -41,7 +42,7 @@ func main() {
 	})
 
 	cfg := config{clip: *clipPath, fps: *fps, streams: *streams, repeat: *repeat, duration: *duration,
-		paced: *paced, batch: *batch, workers: *workers, model: *model, half: *half}
+		paced: *paced, batch: *batch, workers: *workers, model: *model, half: *half, settle: *settle}
 	var res any
 	var err error
 	switch *mode {
@@ -78,4 +79,5 @@ type config struct {
 	workers  int
 	model    string
 	half     bool
+	settle   time.Duration
 }

@@ -65,9 +65,11 @@ int vo_open(vo_session **out, const char *model, int device, uintptr_t stream, u
 	char dev_s[16], stream_s[32];
 	snprintf(dev_s, sizeof dev_s, "%d", device);
 	snprintf(stream_s, sizeof stream_s, "%llu", (unsigned long long)stream);
-	const char *keys[] = {"device_id", "cudnn_conv_algo_search", "has_user_compute_stream", "user_compute_stream"};
-	const char *vals[] = {dev_s, "EXHAUSTIVE", "1", stream_s};
-	CHECK(api->SessionOptionsAppendExecutionProvider_V2(s->so, env, &pick, 1, keys, vals, stream ? 4 : 2), "SessionOptionsAppendExecutionProvider_V2");
+	(void)dev_s; // the EP device picked above fixes device_id
+	const char *keys[] = {"cudnn_conv_algo_search", "has_user_compute_stream", "user_compute_stream"};
+	const char *algo = getenv("VINFER_CUDNN_ALGO"); // EXHAUSTIVE (default), HEURISTIC, DEFAULT
+	const char *vals[] = {algo ? algo : "EXHAUSTIVE", "1", stream_s};
+	CHECK(api->SessionOptionsAppendExecutionProvider_V2(s->so, env, &pick, 1, keys, vals, stream ? 3 : 1), "SessionOptionsAppendExecutionProvider_V2");
 	CHECK(api->CreateSession(env, model, s->so, &s->sess), "CreateSession");
 	OrtAllocator *alloc;
 	CHECK(api->GetAllocatorWithDefaultOptions(&alloc), "GetAllocatorWithDefaultOptions");

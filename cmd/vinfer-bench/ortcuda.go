@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sync"
 	"unsafe"
 
 	"github.com/vinfer/vinfer/cuda"
@@ -26,6 +27,12 @@ var (
 )
 
 func init() { newEngine = newORTEngine }
+
+// The ORT environment and the EP registration are process-wide: done once.
+var (
+	ortOnce sync.Once
+	ortErr  error
+)
 
 type ortEngine struct {
 	s *C.vo_session
@@ -43,11 +50,16 @@ func newORTEngine(cfg config, d *cuda.Device, s *cuda.Stream, input cuda.Ptr, ma
 		return nil, errors.New("the ORT engine feeds float32 models; run -half without inference")
 	}
 	e := &ortEngine{}
-	ol, el := C.CString(*ortLib), C.CString(*epLib)
-	defer C.free(unsafe.Pointer(ol))
-	defer C.free(unsafe.Pointer(el))
-	if C.vo_init(ol, el, &e.errs[0], C.int(len(e.errs))) != 0 {
-		return nil, fmt.Errorf("onnxruntime: %s", C.GoString(&e.errs[0]))
+	ortOnce.Do(func() {
+		ol, el := C.CString(*ortLib), C.CString(*epLib)
+		defer C.free(unsafe.Pointer(ol))
+		defer C.free(unsafe.Pointer(el))
+		if C.vo_init(ol, el, &e.errs[0], C.int(len(e.errs))) != 0 {
+			ortErr = fmt.Errorf("onnxruntime: %s", C.GoString(&e.errs[0]))
+		}
+	})
+	if ortErr != nil {
+		return nil, ortErr
 	}
 	// Output buffer: YOLOX-Nano 416 gives 3549x85 float32 per item; sized after the session
 	// reports it, so open with a generous buffer first.

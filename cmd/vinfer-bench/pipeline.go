@@ -103,6 +103,9 @@ func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 	}
 	before := cuda.ReadStats()
 	t0 := time.Now()
+	for _, w := range ws {
+		w.settle = t0.Add(cfg.settle) // set before any frame exists
+	}
 	var swg sync.WaitGroup
 	errs := make([]error, cfg.streams)
 	var sent atomic.Int64
@@ -275,6 +278,7 @@ type worker struct {
 
 	frames, batches int64
 	lat             []float64 // ms
+	settle          time.Time // frames arriving before this are not in lat (decoder start-up)
 	err             error
 }
 
@@ -304,8 +308,8 @@ func (w *worker) run(ctx context.Context, ready chan<- error) {
 				if eng, err = newEngine(w.cfg, w.dev, s, buf.Ptr, w.cfg.batch); err != nil {
 					return nil, nil, nil, nil, err
 				}
-				for n := 1; n <= w.cfg.batch; n++ { // warm-up: every batch size the run may see
-					if err := eng.Infer(s, n); err != nil {
+				for range 3 { // warm-up at the one shape the run uses
+					if err := eng.Infer(s, w.cfg.batch); err != nil {
 						return nil, nil, nil, nil, err
 					}
 				}
@@ -357,7 +361,9 @@ func (w *worker) run(ctx context.Context, ready chan<- error) {
 				}
 			}
 			if eng != nil {
-				if err := eng.Infer(s, len(batch)); err != nil {
+				// Always the full batch shape: slots past len(batch) hold stale data whose
+				// results are ignored. A fixed shape keeps ORT from re-planning per size.
+				if err := eng.Infer(s, w.cfg.batch); err != nil {
 					releaseAll(batch)
 					return err
 				}
@@ -369,7 +375,7 @@ func (w *worker) run(ctx context.Context, ready chan<- error) {
 			now := time.Now()
 			for _, it := range batch {
 				it.f.Release()
-				if len(w.lat) < cap(w.lat) {
+				if len(w.lat) < cap(w.lat) && !it.arrival.Before(w.settle) {
 					w.lat = append(w.lat, float64(now.Sub(it.arrival).Microseconds())/1000)
 				}
 			}

@@ -19,5 +19,5 @@ def cuda_session(model, device=0, options=None):
         raise RuntimeError(f"no CUDAExecutionProvider device {device} (have {len(devs)})")
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    so.add_provider_for_devices([devs[device]], options or {"device_id": str(device)})
+    so.add_provider_for_devices([devs[device]], options or {})
     return ort.InferenceSession(model, sess_options=so)
