@@ -1,20 +1,9 @@
-// Package codec decodes access units into frames: Decoder (FFmpeg's libavcodec, on the CPU) and
-// NVDEC (NVIDIA's hardware decoder through FFmpeg's cuda hwaccel). Every stream has its own
-// decoder instance; there is no global lock. Decoded pictures are not copied: a frame.Frame's
-// planes point into the AVFrame held by its pool slot until the frame's last Release.
+// Package codec decodes access units into frames: Decoder (FFmpeg's libavcodec through go-astiav,
+// on the CPU) and NVDEC (NVIDIA's hardware decoder through FFmpeg's cuda hwaccel). Every stream
+// has its own decoder instance; there is no global lock. Decoded pictures are not copied: a
+// frame.Frame's planes point into the AVFrame held by its pool slot until the frame's last
+// Release.
 package codec
-
-/*
-#cgo pkg-config: libavcodec libavutil
-#include <stdlib.h>
-#include <libavutil/frame.h>
-#include <libavutil/error.h>
-#include "ffmpeg.h"
-
-static int vc_eagain(void) { return AVERROR(EAGAIN); }
-static int vc_eof(void) { return AVERROR_EOF; }
-*/
-import "C"
 
 import (
 	"context"
@@ -23,106 +12,193 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/asticode/go-astiav"
+
 	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/internal/ffmpeg"
 	"github.com/vinfer/vinfer/media"
 )
 
-// ErrCorrupt marks an access unit the decoder rejected; the decoder stays usable and resumes at
-// the next key frame. Callers count it as a dropped frame.
-var ErrCorrupt = errors.New("codec: corrupt access unit")
+// DefaultFrames is the frame pool size of a Decoder whose Frames is 0.
+const DefaultFrames = 8
 
-// Decoder decodes H.264 or H.265 Annex-B access units with FFmpeg's software decoders.
+// nanos is the packet time base given to FFmpeg: timestamps are time.Duration values.
+var nanos = astiav.NewRational(1, int(time.Second))
+
+// Decoder decodes the H.264 or H.265 Annex-B access units of one stream with FFmpeg's software
+// decoders. B-frames are reordered: frames come out in presentation order with the PTS of
+// their access unit. A Decoder is used by one goroutine at a time; frames may be released from
+// any goroutine.
+//
+// Output formats: yuv420p and yuvj420p pictures become frame.FormatI420 (FullRange for yuvj or
+// a full-range stream) and nv12 becomes frame.FormatNV12, both without copying. Other formats
+// (10-bit, 4:2:2, 4:4:4) are converted with swscale to 8-bit I420 into the pool frame's own
+// buffer (one copy).
+//
+// Backpressure: frames come from a pool of Frames slots. When the consumer holds all of them,
+// Decode waits in Get until one is released or ctx ends; the waiting picture is dropped then.
+// The pool is replaced when the picture size or format changes mid-stream; frames of the old
+// pool stay valid until released.
 type Decoder struct {
-	// Codec of the access units.
+	// Codec of the access units: media.CodecH264 or media.CodecH265.
 	Codec media.Codec
-	// Threads per decoder (default 1: many streams decode in parallel already; more adds
-	// frame-threading latency of one frame per thread).
+	// Threads is the number of decoding threads (FFmpeg frame and slice threading; frame
+	// threading delays output by one frame per extra thread). 0 means 1, since a server decodes
+	// many streams in parallel already; a negative value lets FFmpeg use one per CPU.
 	Threads int
-	// Frames is the most decoded frames the consumer may hold at once (the pool's size,
-	// default 8). When all are held Decode waits (backpressure).
+	// Frames is the most decoded frames the consumer may hold at once (the pool's size);
+	// 0 means DefaultFrames.
 	Frames int
-	// Name labels the frame pool in accounting and leak reports.
+	// Name labels the frame pool in accounting and leak reports; "" means "ffmpeg-<codec>".
 	Name string
+	// OutputCorrupt emits pictures FFmpeg reports as damaged (AVFrame.decode_error_flags, e.g.
+	// concealed macroblocks, or AV_FRAME_FLAG_CORRUPT). By default they are dropped and Decode
+	// reports them as ErrCorrupt, so a detector does not see smeared macroblocks. Pictures that
+	// merely reference a damaged one are emitted: FFmpeg does not track the damage across
+	// frames, and the next key frame ends it.
+	OutputCorrupt bool
 
-	d      *C.vc_dec
-	pool   *frame.Pool
-	info   C.vc_frame_info
-	errs   [256]C.char
-	n      int64
-	synced bool // a key frame was sent since Init or the last discontinuity
+	cc      *astiav.CodecContext
+	pkt     *astiav.Packet
+	scratch *astiav.Frame // receives pictures before they move into a pool frame
+	info    ffmpeg.FrameInfo
+	sws     *astiav.SoftwareScaleContext
+	swsKey  poolKey
+
+	pool    *frame.Pool
+	poolKey poolKey
+	retired []*frame.Pool // pools replaced after a size change, closed again by Close
+
+	synced bool  // a key frame was sent since Init or Flush
+	index  int64 // next Frame.Index
+	stats  Stats
+	clocks wallclocks
 }
 
-// Init opens the decoder.
+// poolKey is what the frames of one pool have in common.
+type poolKey struct {
+	width, height int
+	format        astiav.PixelFormat
+}
+
+// Stats counts what a Decoder did.
+type Stats struct {
+	// AccessUnits sent to FFmpeg and Frames emitted.
+	AccessUnits, Frames int64
+	// Skipped counts access units dropped before the first key frame.
+	Skipped int64
+	// Rejected counts access units or pictures FFmpeg failed to decode.
+	Rejected int64
+	// Concealed counts pictures with concealed errors that were dropped (see OutputCorrupt).
+	Concealed int64
+	// Dropped counts pictures dropped because ctx ended while Decode waited for a free frame.
+	Dropped int64
+	// Converted counts pictures converted by swscale.
+	Converted int64
+	// Pools counts frame pools created (more than one after size changes).
+	Pools int
+}
+
+// Init opens the decoder. It fails for a codec other than H.264/H.265 or when FFmpeg lacks
+// the decoder.
 func (d *Decoder) Init() error {
-	var id C.int
+	if err := ffmpeg.CheckLayout(); err != nil {
+		return err
+	}
+	var id astiav.CodecID
 	switch d.Codec {
 	case media.CodecH264:
-		id = C.AV_CODEC_ID_H264
+		id = astiav.CodecIDH264
 	case media.CodecH265:
-		id = C.AV_CODEC_ID_HEVC
+		id = astiav.CodecIDHevc
 	default:
-		return fmt.Errorf("codec: cannot decode %v (H.264 and H.265 only)", d.Codec)
+		return fmt.Errorf("codec: cannot decode %v: H.264 and H.265 only", d.Codec)
+	}
+	c := astiav.FindDecoder(id)
+	if c == nil {
+		return fmt.Errorf("codec: this FFmpeg build has no %v decoder", d.Codec)
 	}
 	if d.Frames <= 0 {
-		d.Frames = 8
+		d.Frames = DefaultFrames
 	}
-	if r := C.vc_dec_open(&d.d, id, C.int(d.Threads), &d.errs[0], C.int(len(d.errs))); r < 0 {
-		return fmt.Errorf("codec: opening the %v decoder: %s", d.Codec, C.GoString(&d.errs[0]))
+	if d.Name == "" {
+		d.Name = "ffmpeg-" + d.Codec.String()
 	}
-	name := d.Name
-	if name == "" {
-		name = "ffmpeg-" + d.Codec.String()
+	d.cc = astiav.AllocCodecContext(c)
+	d.pkt = astiav.AllocPacket()
+	d.scratch = astiav.AllocFrame()
+	if d.cc == nil || d.pkt == nil || d.scratch == nil {
+		d.Close()
+		return errors.New("codec: out of memory allocating the decoder")
 	}
-	d.pool = frame.NewPool(name, d.Frames, func() (frame.Backing, error) {
-		f := C.av_frame_alloc()
-		if f == nil {
-			return nil, errors.New("codec: av_frame_alloc failed")
-		}
-		return &swFrame{f: f}, nil
-	})
+	threads := d.Threads
+	switch {
+	case threads == 0:
+		threads = 1
+	case threads < 0:
+		threads = 0 // FFmpeg: one per CPU
+	}
+	d.cc.SetThreadCount(threads)
+	if threads != 1 {
+		d.cc.SetThreadType(astiav.ThreadTypeFrame | astiav.ThreadTypeSlice)
+	}
+	d.cc.SetTimeBase(nanos)
+	ffmpeg.SetPacketTimeBase(d.cc, nanos.Num(), nanos.Den())
+	if err := d.cc.Open(c, nil); err != nil {
+		d.Close()
+		return fmt.Errorf("codec: opening FFmpeg's %v decoder: %w", d.Codec, err)
+	}
 	return nil
 }
 
-// swFrame is the native backing of a decoded frame: its AVFrame (buffers from the decoder's
-// own buffer pool, returned by av_frame_unref).
-type swFrame struct{ f *C.AVFrame }
-
-func (b *swFrame) Reset() { C.av_frame_unref(b.f) }
-func (b *swFrame) Free()  { C.av_frame_free(&b.f) }
-
-// Pool returns the decoder's frame pool (accounting).
-func (d *Decoder) Pool() *frame.Pool { return d.pool }
-
 // Decode sends one access unit and calls emit for every frame that comes out, in presentation
-// order (B-frames are reordered by the decoder). emit owns one reference to the frame. An access
-// unit the decoder rejects returns an error wrapping ErrCorrupt; non-key access units before the
-// first key frame, and after au.Discontinuity until the next key frame, are skipped and also
-// reported as ErrCorrupt. When the consumer holds every frame of the pool Decode waits until ctx
-// ends.
+// order. emit owns one reference to the frame (it must Release it or pass it on); an error
+// from emit stops Decode and is returned.
+//
+// Errors wrapping ErrCorrupt (a *DecodeError) mean this access unit or a picture was lost: the
+// caller counts a drop and continues, and decoding recovers by the next key frame at the
+// latest. Access units before the first key frame are skipped with such an error too. Decode
+// returns ctx.Err() when ctx ends while it waits for a free frame (the picture is dropped).
 func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
-	if au.Discontinuity {
-		d.synced = false
+	if d.cc == nil {
+		return errors.New("codec: Decode before Init or after Close")
 	}
 	if !d.synced {
 		if !au.Key {
-			return fmt.Errorf("%w: waiting for a key frame (access unit at %v)", ErrCorrupt, au.PTS)
+			d.stats.Skipped++
+			return &DecodeError{PTS: au.PTS, Reason: "waiting for the first key frame"}
 		}
 		d.synced = true
 	}
 	if len(au.Data) == 0 {
 		return nil
 	}
-	key, discard := 0, 0
+	flags := 0
 	if au.Key {
-		key = 1
+		flags |= ffmpeg.FlagKey
 	}
 	if au.Discard {
-		discard = 1
+		flags |= ffmpeg.FlagDiscard
 	}
-	r := C.vc_dec_send(d.d, (*C.uint8_t)(unsafe.Pointer(&au.Data[0])), C.int(len(au.Data)), C.int64_t(au.PTS), C.int(key), C.int(discard))
+	if !au.Wallclock.IsZero() {
+		d.clocks.put(int64(au.PTS), au.Wallclock)
+	}
+	d.stats.AccessUnits++
 	var sendErr error
-	if r < 0 && r != C.vc_eagain() {
-		sendErr = fmt.Errorf("%w at %v: %s", ErrCorrupt, au.PTS, averr(r))
+	for {
+		st, err := ffmpeg.SendPacket(d.cc, d.pkt, au.Data, int64(au.PTS), int64(au.DTS), flags)
+		if err != nil {
+			d.stats.Rejected++
+			sendErr = &DecodeError{PTS: au.PTS, Reason: "rejected access unit", Err: err}
+			break
+		}
+		if st != ffmpeg.Again {
+			break
+		}
+		// the decoder holds output: drain it, then send again
+		if err := d.receive(ctx, emit); err != nil {
+			return err
+		}
 	}
 	if err := d.receive(ctx, emit); err != nil {
 		return err
@@ -130,77 +206,201 @@ func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*f
 	return sendErr
 }
 
-// Flush drains the frames the decoder still holds at the end of the stream; the decoder can
-// then decode a new stream from a key frame.
+// Flush drains the frames the decoder still holds at the end of the stream and emits them.
+// The decoder is then reset: it can decode a new stream, from a key frame.
 func (d *Decoder) Flush(ctx context.Context, emit func(*frame.Frame) error) error {
-	C.vc_dec_send(d.d, nil, 0, 0, 0, 0)
+	if d.cc == nil {
+		return errors.New("codec: Flush before Init or after Close")
+	}
+	if _, err := ffmpeg.SendPacket(d.cc, d.pkt, nil, 0, 0, 0); err != nil {
+		return fmt.Errorf("codec: draining the decoder: %w", err)
+	}
 	err := d.receive(ctx, emit)
-	C.vc_dec_flush(d.d)
+	ffmpeg.FlushDecoder(d.cc)
+	d.synced = false
 	return err
 }
 
+// receive emits every picture the decoder has ready. A picture that cannot be used (decode
+// error, concealed errors) is counted and reported after the others were emitted.
 func (d *Decoder) receive(ctx context.Context, emit func(*frame.Frame) error) error {
+	var lost error
 	for {
-		f, err := d.pool.Get(ctx)
+		st, err := ffmpeg.ReceiveFrame(d.cc, d.scratch)
 		if err != nil {
+			// with frame threading an access unit's error surfaces here
+			d.stats.Rejected++
+			if lost == nil {
+				lost = &DecodeError{PTS: -1, Reason: "decoding failed", Err: err}
+			}
+			continue
+		}
+		if st != ffmpeg.OK {
+			return lost
+		}
+		d.info.Read(d.scratch)
+		if d.info.Corrupt && !d.OutputCorrupt {
+			d.stats.Concealed++
+			if lost == nil {
+				lost = &DecodeError{PTS: time.Duration(d.pts()), Reason: "picture with concealed errors dropped"}
+			}
+			d.scratch.Unref()
+			continue
+		}
+		f, err := d.take(ctx)
+		if err != nil {
+			d.stats.Dropped++
+			d.scratch.Unref()
 			return err
 		}
-		b := f.Backing.(*swFrame)
-		r := C.vc_dec_receive(d.d, b.f)
-		if r == C.vc_eagain() || r == C.vc_eof() {
-			f.Release()
-			return nil
-		}
-		if r < 0 {
-			f.Release()
-			return fmt.Errorf("%w: %s", ErrCorrupt, averr(r))
-		}
-		C.vc_frame_info_get(b.f, &d.info)
-		if d.info.format == 0 {
-			name := C.GoString(C.vc_pix_fmt_name(b.f))
-			f.Release()
-			return fmt.Errorf("codec: decoded pixel format %s is not supported (8-bit 4:2:0 only)", name)
-		}
-		d.fill(f)
 		if err := emit(f); err != nil {
 			return err
 		}
 	}
 }
 
-func (d *Decoder) fill(f *frame.Frame) {
-	i := &d.info
-	w, h := int(i.width), int(i.height)
-	f.Width, f.Height = w, h
-	f.FullRange = i.full_range != 0
-	f.PTS = time.Duration(i.pts)
-	f.Index = d.n
-	d.n++
-	ch := (h + 1) / 2
-	if i.format == 1 {
-		f.Format = frame.FormatI420
-		for k, rows := range [3]int{h, ch, ch} {
-			f.Planes[k] = unsafe.Slice((*byte)(unsafe.Pointer(i.data[k])), int(i.linesize[k])*rows)
-			f.Strides[k] = int(i.linesize[k])
+// take moves the picture in d.scratch (described by d.info) into a pool frame.
+func (d *Decoder) take(ctx context.Context) (*frame.Frame, error) {
+	key := poolKey{d.info.Width, d.info.Height, d.info.Format}
+	convert := false
+	switch d.info.Format {
+	case astiav.PixelFormatYuv420P, astiav.PixelFormatYuvj420P, astiav.PixelFormatNv12:
+	default:
+		convert = true
+		key.format = astiav.PixelFormatYuv420P
+		if d.fullRange() {
+			key.format = astiav.PixelFormatYuvj420P
 		}
-		return
 	}
-	f.Format = frame.FormatNV12
-	for k, rows := range [2]int{h, ch} {
-		f.Planes[k] = unsafe.Slice((*byte)(unsafe.Pointer(i.data[k])), int(i.linesize[k])*rows)
-		f.Strides[k] = int(i.linesize[k])
+	if d.pool == nil || key != d.poolKey {
+		d.newPool(key)
 	}
+	f, err := d.pool.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := f.Backing.(*swFrame)
+	pts := d.pts()
+	fullRange := d.fullRange()
+	if convert {
+		if err := d.convert(b.f, key); err != nil {
+			f.Release()
+			d.scratch.Unref()
+			return nil, err
+		}
+		d.scratch.Unref()
+		d.info.Read(b.f)
+	} else {
+		b.f.MoveRef(d.scratch) // zero-copy: the pool frame takes the decoder's buffers
+	}
+	i := &d.info
+	f.Width, f.Height = i.Width, i.Height
+	f.FullRange = fullRange
+	f.PTS = time.Duration(pts)
+	f.Wallclock = d.clocks.get(pts)
+	f.Index = d.index
+	d.index++
+	d.stats.Frames++
+	chroma := (i.Height + 1) / 2
+	if i.Format == astiav.PixelFormatNv12 {
+		f.Format = frame.FormatNV12
+		d.plane(f, 0, i.Height)
+		d.plane(f, 1, chroma)
+		f.Strides[2] = 0
+	} else {
+		f.Format = frame.FormatI420
+		d.plane(f, 0, i.Height)
+		d.plane(f, 1, chroma)
+		d.plane(f, 2, chroma)
+	}
+	return f, nil
 }
 
-// Close frees the decoder. Frames still held stay valid until released; the returned error
-// reports frames never released (see frame.Pool.Close).
+// plane points f's plane k at d.info's plane k, rows rows tall.
+func (d *Decoder) plane(f *frame.Frame, k, rows int) {
+	f.Planes[k] = unsafe.Slice((*byte)(d.info.Data[k]), d.info.Linesize[k]*rows)
+	f.Strides[k] = d.info.Linesize[k]
+}
+
+// pts returns the presentation time of the picture in d.info, nanoseconds.
+func (d *Decoder) pts() int64 {
+	if d.info.PTS != astiav.NoPtsValue {
+		return d.info.PTS
+	}
+	return d.info.BestEffortTS
+}
+
+func (d *Decoder) fullRange() bool {
+	return d.info.Format == astiav.PixelFormatYuvj420P || d.info.ColorRange == astiav.ColorRangeJpeg
+}
+
+// newPool replaces the frame pool for pictures described by key.
+func (d *Decoder) newPool(key poolKey) {
+	if d.pool != nil {
+		d.pool.Close() // frees the idle frames; held ones are freed on release
+		d.retired = append(d.retired, d.pool)
+	}
+	d.poolKey = key
+	d.stats.Pools++
+	d.pool = frame.NewPool(fmt.Sprintf("%s %dx%d", d.Name, key.width, key.height), d.Frames, newSWFrame)
+}
+
+// convert scales d.scratch into dst's own buffer with format key.format (8-bit 4:2:0).
+func (d *Decoder) convert(dst *astiav.Frame, key poolKey) error {
+	if d.sws == nil || d.swsKey != (poolKey{d.info.Width, d.info.Height, d.info.Format}) {
+		if d.sws != nil {
+			d.sws.Free()
+			d.sws = nil
+		}
+		sws, err := astiav.CreateSoftwareScaleContext(d.info.Width, d.info.Height, d.info.Format,
+			key.width, key.height, key.format, astiav.NewSoftwareScaleContextFlags(astiav.SoftwareScaleContextFlagBicubic))
+		if err != nil {
+			return fmt.Errorf("codec: cannot convert %s pictures to %s: %w", d.info.Format, key.format, err)
+		}
+		d.sws, d.swsKey = sws, poolKey{d.info.Width, d.info.Height, d.info.Format}
+	}
+	dst.SetWidth(key.width)
+	dst.SetHeight(key.height)
+	dst.SetPixelFormat(key.format)
+	if err := d.sws.ScaleFrame(d.scratch, dst); err != nil {
+		return fmt.Errorf("codec: converting a %s picture to %s: %w", d.info.Format, key.format, err)
+	}
+	d.stats.Converted++
+	return nil
+}
+
+// Pool returns the current frame pool (accounting; replaced after a size change).
+func (d *Decoder) Pool() *frame.Pool { return d.pool }
+
+// Stats returns the decoder's counters.
+func (d *Decoder) Stats() Stats { return d.stats }
+
+// Close frees the decoder. Frames still held stay valid until released. The error reports
+// frames of any of the decoder's pools never released (see frame.Pool.Close); call it after
+// the consumers released their frames. Safe to call more than once.
 func (d *Decoder) Close() error {
-	if d.d != nil {
-		C.vc_dec_close(d.d)
-		d.d = nil
+	if d.cc != nil {
+		d.cc.Free()
+		d.cc = nil
+	}
+	if d.pkt != nil {
+		d.pkt.Free()
+		d.pkt = nil
+	}
+	if d.scratch != nil {
+		d.scratch.Free()
+		d.scratch = nil
+	}
+	if d.sws != nil {
+		d.sws.Free()
+		d.sws = nil
+	}
+	var errs []error
+	for _, p := range d.retired {
+		errs = append(errs, p.Close())
 	}
 	if d.pool != nil {
-		return d.pool.Close()
+		errs = append(errs, d.pool.Close())
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -1,11 +1,15 @@
-// Package infer runs ONNX models through ONNX Runtime (internal/ort): sessions with native,
-// preallocated input and output buffers per batch size, so a steady-state run allocates nothing.
+// Package infer runs ONNX image models through ONNX Runtime (internal/ort).
+//
+// A Session holds one loaded model with native (C heap) input and output buffers allocated once,
+// so a steady-state Run makes no Go heap allocation and hands out views of native memory.
 package infer
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -13,132 +17,208 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
-// Execution providers.
+// Execution providers for Config.Provider.
 const (
 	ProviderCPU      = "cpu"
 	ProviderCUDA     = "cuda"
 	ProviderTensorRT = "tensorrt"
 )
 
-// Config describes a session to open.
+// ErrProviderUnavailable is wrapped by Open's error when Config.Provider names a known execution
+// provider that this build or machine does not offer; callers may fall back to ProviderCPU.
+var ErrProviderUnavailable = errors.New("execution provider not available in this build or on this machine")
+
+// ProviderFunc configures opts to run on an execution provider (plugin library registration in
+// env, SessionOptionsAppendExecutionProvider_V2 with cfg.Device and cfg.ProviderOptions).
+type ProviderFunc func(env *ort.Env, opts *ort.SessionOptions, cfg *Config) error
+
+var (
+	providersMu sync.Mutex
+	providers   = map[string]ProviderFunc{}
+)
+
+// RegisterProvider makes Open accept Config.Provider == name, calling fn on each session's
+// options. GPU support code registers ProviderCUDA and ProviderTensorRT where they work.
+func RegisterProvider(name string, fn ProviderFunc) {
+	providersMu.Lock()
+	defer providersMu.Unlock()
+	providers[name] = fn
+}
+
+func provider(name string) (ProviderFunc, error) {
+	providersMu.Lock()
+	defer providersMu.Unlock()
+	if name == ProviderCPU {
+		return nil, nil
+	}
+	if fn := providers[name]; fn != nil {
+		return fn, nil
+	}
+	avail := []string{ProviderCPU}
+	for n := range providers {
+		avail = append(avail, n)
+	}
+	sort.Strings(avail[1:])
+	if name == ProviderCUDA || name == ProviderTensorRT {
+		return nil, fmt.Errorf("infer: provider %q: %w (available: %s)", name, ErrProviderUnavailable, strings.Join(avail, ", "))
+	}
+	return nil, fmt.Errorf("infer: unknown execution provider %q (available: %s)", name, strings.Join(avail, ", "))
+}
+
+// Config describes a model to open.
 type Config struct {
-	// Path of the .onnx file (used when Model is nil, and in messages).
+	// Path is the .onnx file, read by ONNX Runtime when Model is nil; also names the model in
+	// errors.
 	Path string
-	// Model holds the ONNX bytes (e.g. mmap'ed); ORT reads them during Open only.
+	// Model, when not nil, holds the ONNX bytes (Go or native memory, e.g. an mmap'ed file):
+	// ONNX Runtime parses them during Open without copying them into the Go heap; the caller may
+	// unmap them once Open returns.
 	Model []byte
-	// IntraOpThreads and InterOpThreads for ONNX Runtime (0: its defaults).
-	IntraOpThreads, InterOpThreads int
-	// Provider is the execution provider: "cpu" (default), "cuda", "tensorrt".
+	// IntraOpThreads is the number of threads one operator uses (0: one per physical core).
+	IntraOpThreads int
+	// InterOpThreads > 1 selects parallel execution of independent operators on that many
+	// threads; 0 or 1 runs operators sequentially.
+	InterOpThreads int
+	// Provider is the execution provider: ProviderCPU (default), ProviderCUDA, ProviderTensorRT.
 	Provider string
-	// OptimizedModelPath, when set, makes ORT write its optimized graph there.
+	// Device is the device ordinal for a GPU provider.
+	Device int
+	// ProviderOptions are passed to the GPU provider as is (e.g. "cudnn_conv_algo_search").
+	ProviderOptions map[string]string
+	// OptimizedModelPath, when set, makes Open write the optimized graph there (a cache: open it
+	// later with DisableOptimization to skip graph optimization).
 	OptimizedModelPath string
-	// GraphOptimization is ort.OptDisable…ort.OptAll (0 here means OptAll); a session loading an
-	// already optimized model may disable it.
-	GraphOptimization int
-	// DisableOptimization turns graph optimization off (for loading a cached optimized model).
+	// DisableOptimization turns graph optimization off (for a model already optimized); the
+	// default is ONNX Runtime's full optimization (ORT_ENABLE_ALL).
 	DisableOptimization bool
-	// MaxBatch is the largest batch Run takes; forced to the model's batch when that is fixed.
+	// ConfigEntries are session configuration entries, e.g.
+	// "session.intra_op.allow_spinning": "0" (onnxruntime_session_options_config_keys.h).
+	ConfigEntries map[string]string
+	// MaxBatch is the largest batch Run takes for a model with a dynamic batch dimension
+	// (default 1). For a fixed-batch model it is forced to the model's batch.
 	MaxBatch int
 }
 
-var (
-	envOnce sync.Once
-	env     *ort.Env
-	envErr  error
+// Session is one loaded model ready to run batches of images: input [N,C,H,W] float32 (C is 3
+// for the bundled models), float32 outputs.
+//
+// Buffers: the input buffer for MaxBatch images and the output buffers are native memory
+// allocated at Open; Input(n) and the tensors Run(n) returns view them. Outputs whose
+// dimensions other than the batch are dynamic (data-dependent) are allocated by ONNX Runtime
+// at each run from its CPU arena (ONNX Runtime requires a preallocated output to match the
+// result's shape exactly).
+//
+// A Session is not safe for concurrent use: one inference worker owns it, fills Input, calls
+// Run and reads the outputs before the next Run.
+type Session struct {
+	name       string
+	sess       *ort.Session
+	inputs     []tensor.Info
+	outputs    []tensor.Info
+	modelBatch int64 // input dim 0: > 0 fixed, -1 dynamic
+	maxBatch   int
+	c, h, w    int
+	cpu        *ort.MemoryInfo
+	inNames    *ort.Names
+	outNames   *ort.Names
+	inPtr      unsafe.Pointer
+	in         []float32 // maxBatch × c·h·w
+	outs       []outputBuf
+	runs       []*batchRun // by batch size; nil until first used
+	last       *batchRun   // the latest Run's, holding ONNX Runtime-allocated outputs
+}
+
+type outputKind int
+
+const (
+	outFixed   outputKind = iota // all dims known: one buffer for every batch size
+	outBatched                   // dim 0 is the batch, the others known: MaxBatch items
+	outDynamic                   // other dims unknown: ONNX Runtime allocates at each run
 )
 
-// Env returns the process-wide ONNX Runtime environment, loading the library on first use.
-func Env() (*ort.Env, error) {
-	envOnce.Do(func() {
-		if envErr = ort.Load(""); envErr != nil {
-			return
-		}
-		env, envErr = ort.NewEnv(ort.LogError, "vinfer")
-	})
-	return env, envErr
+type outputBuf struct {
+	kind  outputKind
+	ptr   unsafe.Pointer // outFixed, outBatched
+	elems int            // total (outFixed) or per batch item (outBatched)
 }
 
-// Session is one model ready to run batches. Not safe for concurrent use: one inference worker
-// owns a Session (its buffers are reused across runs).
-type Session struct {
-	cfg      Config
-	sess     *ort.Session
-	input    tensor.Info
-	outputs  []tensor.Info
-	maxBatch int
-	cpu      *ort.MemoryInfo
-	inNames  *ort.Names
-	outNames *ort.Names
-	bufs     []*batchBuffers // by batch size
+// batchRun holds the ONNX Runtime values for one batch size, over the shared buffers.
+type batchRun struct {
+	in     *ort.Value
+	inArr  *ort.Values
+	outArr *ort.Values
+	outs   []*ort.Value // preallocated outputs, nil for outDynamic
+	views  []tensor.Tensor
 }
 
-// batchBuffers are the native tensors for one batch size.
-type batchBuffers struct {
-	inPtr   unsafe.Pointer
-	in      []float32
-	inVal   *ort.Value
-	inVals  *ort.Values
-	outPtrs []unsafe.Pointer
-	outVals []*ort.Value
-	outArr  *ort.Values
-	outs    []tensor.Tensor
-}
-
-// Open loads a model. Errors carry ONNX Runtime's message (e.g. for a file that is not ONNX).
+// Open loads a model and allocates its buffers. It loads the ONNX Runtime library on first use
+// (ort.Load). Errors name the model and carry ONNX Runtime's message, e.g. for a file that is
+// not ONNX; an unavailable provider's error wraps ErrProviderUnavailable.
 func Open(cfg Config) (*Session, error) {
 	if cfg.Provider == "" {
 		cfg.Provider = ProviderCPU
 	}
-	if cfg.Provider != ProviderCPU {
-		if openProvider == nil {
-			return nil, fmt.Errorf("infer: execution provider %q is not available in this build (use provider: cpu)", cfg.Provider)
-		}
-	}
-	e, err := Env()
+	prov, err := provider(cfg.Provider)
 	if err != nil {
 		return nil, err
 	}
-	model := cfg.Model
-	if model == nil {
-		if model, err = os.ReadFile(cfg.Path); err != nil {
-			return nil, fmt.Errorf("infer: %w", err)
+	name := cfg.Path
+	if name == "" {
+		name = "model"
+	}
+	if cfg.Model == nil {
+		if cfg.Path == "" {
+			return nil, errors.New("infer: Config needs Path or Model")
 		}
+		if _, err := os.Stat(cfg.Path); err != nil {
+			return nil, fmt.Errorf("infer: model file: %w", err)
+		}
+	}
+	env, err := ort.SharedEnv()
+	if err != nil {
+		return nil, err
 	}
 	opts, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, err
 	}
 	defer opts.Release()
-	if err := configure(opts, cfg); err != nil {
-		return nil, err
+	if err := configure(opts, &cfg); err != nil {
+		return nil, fmt.Errorf("infer: %s: %w", name, err)
 	}
-	if cfg.Provider != ProviderCPU {
-		if err := openProvider(e, opts, cfg); err != nil {
-			return nil, err
+	if prov != nil {
+		if err := prov(env, opts, &cfg); err != nil {
+			return nil, fmt.Errorf("infer: %s: provider %s: %w", name, cfg.Provider, err)
 		}
 	}
-	sess, err := ort.NewSessionFromBytes(e, model, opts)
-	if err != nil {
-		return nil, fmt.Errorf("infer: loading %s: %w (is it an ONNX model?)", cfg.Path, err)
+	var sess *ort.Session
+	if cfg.Model != nil {
+		sess, err = ort.NewSessionFromBytes(env, cfg.Model, opts)
+	} else {
+		sess, err = ort.NewSession(env, cfg.Path, opts)
 	}
-	s := &Session{cfg: cfg, sess: sess}
-	if err := s.init(); err != nil {
+	if err != nil {
+		var oe *ort.Error
+		if errors.As(err, &oe) && oe.Code == ort.CodeInvalidProtobuf {
+			return nil, fmt.Errorf("infer: %s is not a valid ONNX model: %w", name, err)
+		}
+		return nil, fmt.Errorf("infer: loading %s: %w", name, err)
+	}
+	s := &Session{name: name, sess: sess}
+	if err := s.init(cfg.MaxBatch); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// openProvider appends a non-CPU execution provider (set by the GPU build, infer/cuda.go).
-var openProvider func(e *ort.Env, o *ort.SessionOptions, cfg Config) error
-
-func configure(o *ort.SessionOptions, cfg Config) error {
+func configure(o *ort.SessionOptions, cfg *Config) error {
 	var errs []error
 	if cfg.IntraOpThreads > 0 {
 		errs = append(errs, o.SetIntraOpThreads(cfg.IntraOpThreads))
 	}
-	if cfg.InterOpThreads > 0 {
-		errs = append(errs, o.SetInterOpThreads(cfg.InterOpThreads))
+	if cfg.InterOpThreads > 1 {
+		errs = append(errs, o.SetParallelExecution(true), o.SetInterOpThreads(cfg.InterOpThreads))
 	}
 	level := ort.OptAll
 	if cfg.DisableOptimization {
@@ -148,35 +228,49 @@ func configure(o *ort.SessionOptions, cfg Config) error {
 	if cfg.OptimizedModelPath != "" {
 		errs = append(errs, o.SetOptimizedModelPath(cfg.OptimizedModelPath))
 	}
+	keys := make([]string, 0, len(cfg.ConfigEntries))
+	for k := range cfg.ConfigEntries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		errs = append(errs, o.AddConfigEntry(k, cfg.ConfigEntries[k]))
+	}
 	return errors.Join(errs...)
 }
 
-func (s *Session) init() error {
+func (s *Session) init(maxBatch int) error {
 	if len(s.sess.Inputs) != 1 {
-		return fmt.Errorf("infer: %s has %d inputs; vinfer serves single-input image models", s.cfg.Path, len(s.sess.Inputs))
+		return fmt.Errorf("infer: %s has %d inputs; vinfer serves single-input image models", s.name, len(s.sess.Inputs))
 	}
 	in := s.sess.Inputs[0]
 	if in.Type != ort.Float32 {
-		return fmt.Errorf("infer: %s input %q is %s; vinfer feeds float32", s.cfg.Path, in.Name, ort.TypeName(in.Type))
+		return fmt.Errorf("infer: %s: input %q is %s, unsupported: vinfer feeds float32 (convert the model to fp32)",
+			s.name, in.Name, ort.TypeName(in.Type))
 	}
-	if len(in.Shape) != 4 || in.Shape[1] != 3 {
-		return fmt.Errorf("infer: %s input %q has shape %v; want [N,3,H,W]", s.cfg.Path, in.Name, in.Shape)
+	if len(in.Shape) != 4 || in.Shape[1] <= 0 || in.Shape[2] <= 0 || in.Shape[3] <= 0 || in.Shape[0] == 0 {
+		return fmt.Errorf("infer: %s: input %q has shape %v; want [N,C,H,W] with fixed C, H, W (export with a fixed input size)",
+			s.name, in.Name, in.Shape)
 	}
-	s.input = tensor.Info{Name: in.Name, Shape: in.Shape, Type: "float32"}
-	var names []string
-	for _, o := range s.sess.Outputs {
+	s.inputs = []tensor.Info{{Name: in.Name, Shape: in.Shape, Type: "float32"}}
+	s.modelBatch, s.c, s.h, s.w = in.Shape[0], int(in.Shape[1]), int(in.Shape[2]), int(in.Shape[3])
+	s.maxBatch = max(maxBatch, 1)
+	if s.modelBatch > 0 {
+		s.maxBatch = int(s.modelBatch)
+	}
+	batchSym := ""
+	if len(in.Symbols) > 0 {
+		batchSym = in.Symbols[0]
+	}
+	names := make([]string, len(s.sess.Outputs))
+	for i, o := range s.sess.Outputs {
 		if o.Type != ort.Float32 {
-			return fmt.Errorf("infer: %s output %q is %s; vinfer decodes float32 outputs", s.cfg.Path, o.Name, ort.TypeName(o.Type))
+			return fmt.Errorf("infer: %s: output %q is %s, unsupported: vinfer decodes float32 outputs",
+				s.name, o.Name, ort.TypeName(o.Type))
 		}
 		s.outputs = append(s.outputs, tensor.Info{Name: o.Name, Shape: o.Shape, Type: "float32"})
-		names = append(names, o.Name)
-	}
-	s.maxBatch = s.cfg.MaxBatch
-	if s.maxBatch < 1 {
-		s.maxBatch = 1
-	}
-	if b := in.Shape[0]; b > 0 {
-		s.maxBatch = int(b)
+		names[i] = o.Name
+		s.outs = append(s.outs, classify(o, s.modelBatch, batchSym))
 	}
 	var err error
 	if s.cpu, err = ort.NewCPUMemoryInfo(); err != nil {
@@ -184,167 +278,205 @@ func (s *Session) init() error {
 	}
 	s.inNames = ort.NewNames([]string{in.Name})
 	s.outNames = ort.NewNames(names)
-	s.bufs = make([]*batchBuffers, s.maxBatch+1)
+	n := s.maxBatch * s.c * s.h * s.w
+	if s.inPtr = ort.Alloc(4 * n); s.inPtr == nil {
+		return fmt.Errorf("infer: %s: cannot allocate the %d-byte input buffer", s.name, 4*n)
+	}
+	s.in = unsafe.Slice((*float32)(s.inPtr), n)
+	for i := range s.outs {
+		o := &s.outs[i]
+		m := o.elems
+		if o.kind == outBatched {
+			m *= s.maxBatch
+		}
+		if o.kind != outDynamic && m > 0 {
+			if o.ptr = ort.Alloc(4 * m); o.ptr == nil {
+				return fmt.Errorf("infer: %s: cannot allocate the %d-byte buffer of output %q", s.name, 4*m, names[i])
+			}
+		}
+	}
+	s.runs = make([]*batchRun, s.maxBatch+1)
 	return nil
 }
 
-// InputInfo describes the model input ([N,3,H,W] float32; N -1 when dynamic).
-func (s *Session) InputInfo() tensor.Info { return s.input }
+// classify decides how an output is buffered. Its dim 0 is the batch when the input's batch is
+// dynamic and the symbolic names agree (or either is unnamed).
+func classify(o ort.IOInfo, modelBatch int64, batchSym string) outputBuf {
+	if n := tensor.Elements(o.Shape); n >= 0 {
+		return outputBuf{kind: outFixed, elems: int(n)}
+	}
+	if modelBatch < 0 && len(o.Shape) > 0 && o.Shape[0] < 0 {
+		sym := o.Symbols[0]
+		if n := tensor.Elements(o.Shape[1:]); n >= 0 && (sym == "" || batchSym == "" || sym == batchSym) {
+			return outputBuf{kind: outBatched, elems: int(n)}
+		}
+	}
+	return outputBuf{kind: outDynamic}
+}
 
-// Outputs describes the model outputs as declared (dynamic dims -1).
+// Inputs describes the model input: one [N,C,H,W] float32 tensor, N being the model's fixed
+// batch (1 for the bundled models) or -1 when dynamic.
+func (s *Session) Inputs() []tensor.Info { return s.inputs }
+
+// Outputs describes the model outputs as the model declares them (dynamic dims -1).
 func (s *Session) Outputs() []tensor.Info { return s.outputs }
 
-// InputSize returns the input width and height in pixels (0 when dynamic).
-func (s *Session) InputSize() (w, h int) {
-	return max(int(s.input.Shape[3]), 0), max(int(s.input.Shape[2]), 0)
-}
+// InputSize returns the input's width and height in pixels.
+func (s *Session) InputSize() (w, h int) { return s.w, s.h }
 
-// MaxBatch is the largest batch Run accepts.
+// ModelBatch returns the model's batch dimension: > 0 when fixed, -1 when dynamic.
+func (s *Session) ModelBatch() int { return int(s.modelBatch) }
+
+// MaxBatch returns the largest batch Run accepts (the fixed batch of a fixed-batch model).
 func (s *Session) MaxBatch() int { return s.maxBatch }
 
-// FixedBatch reports whether the model's batch dimension is fixed (1 for the bundled models).
-func (s *Session) FixedBatch() bool { return s.input.Shape[0] > 0 }
+// checkBatch returns nil when Run accepts batch; it allocates only on failure.
+func (s *Session) checkBatch(batch int) error {
+	switch {
+	case s.sess == nil:
+		return fmt.Errorf("infer: %s: session is closed", s.name)
+	case s.modelBatch > 0 && batch != int(s.modelBatch):
+		return fmt.Errorf("infer: %s: batch %d, but the model's batch is fixed at %d", s.name, batch, s.modelBatch)
+	case batch < 1 || batch > s.maxBatch:
+		return fmt.Errorf("infer: %s: batch %d outside 1…%d (Config.MaxBatch)", s.name, batch, s.maxBatch)
+	}
+	return nil
+}
 
-// Input returns the [batch,3,H,W] input buffer for a run of batch frames (native memory,
-// reused across runs).
+// Input returns the [batch,C,H,W] float32 input buffer for a run of batch images: image b is
+// in[b·C·H·W : (b+1)·C·H·W]. It is native memory, zeroed at Open and reused by every run (the
+// buffers of all batch sizes share it). It fails when Run would reject batch.
 func (s *Session) Input(batch int) ([]float32, error) {
-	b, err := s.buffers(batch)
-	if err != nil {
+	if err := s.checkBatch(batch); err != nil {
 		return nil, err
 	}
-	return b.in, nil
+	return s.in[:batch*s.c*s.h*s.w], nil
 }
 
-// Run infers the batch written into Input(batch). The returned tensors are views of native
-// buffers valid until the next Run with the same batch size.
+// Run infers the batch written into Input(batch) and returns the outputs, in the order of
+// Outputs, with their actual shapes (dim 0 = batch where it is the batch). The tensors and
+// their data are views of native buffers, valid until the next Run or Close; the caller reads
+// them and must not modify the slices or shapes (they are reused). After the first
+// Run of a batch size, Run makes no Go heap allocation.
 func (s *Session) Run(batch int) ([]tensor.Tensor, error) {
-	b, err := s.buffers(batch)
-	if err != nil {
+	if err := s.checkBatch(batch); err != nil {
 		return nil, err
 	}
-	if err := s.sess.Run(s.inNames, b.inVals, s.outNames, b.outArr); err != nil {
-		return nil, fmt.Errorf("infer: %s: %w", s.cfg.Path, err)
+	r := s.runs[batch]
+	if r == nil {
+		var err error
+		if r, err = s.prepare(batch); err != nil {
+			return nil, err
+		}
+		s.runs[batch] = r
 	}
-	return b.outs, nil
+	if s.last != nil {
+		s.last.releaseDynamic(s.outs)
+	}
+	s.last = r
+	if err := s.sess.Run(s.inNames, r.inArr, s.outNames, r.outArr); err != nil {
+		return nil, fmt.Errorf("infer: %s: run of batch %d: %w", s.name, batch, err)
+	}
+	for i, o := range s.outs {
+		if o.kind != outDynamic {
+			continue
+		}
+		v := r.outArr.At(i)
+		shape, err := v.Shape(r.views[i].Shape)
+		if err != nil {
+			return nil, fmt.Errorf("infer: %s: output %q: %w", s.name, s.outputs[i].Name, err)
+		}
+		data, err := v.Data()
+		if err != nil {
+			return nil, fmt.Errorf("infer: %s: output %q: %w", s.name, s.outputs[i].Name, err)
+		}
+		r.views[i].Shape = shape
+		r.views[i].Data = nil
+		if n := tensor.Elements(shape); n > 0 {
+			r.views[i].Data = unsafe.Slice((*float32)(data), n)
+		}
+	}
+	return r.views, nil
 }
 
-func (s *Session) buffers(batch int) (*batchBuffers, error) {
-	if batch < 1 || batch > s.maxBatch {
-		return nil, fmt.Errorf("infer: batch %d outside 1…%d for %s", batch, s.maxBatch, s.cfg.Path)
+// prepare creates the values of one batch size over the shared buffers.
+func (s *Session) prepare(batch int) (*batchRun, error) {
+	r := &batchRun{inArr: ort.NewValues(1), outArr: ort.NewValues(len(s.outs))}
+	fail := func(err error) (*batchRun, error) {
+		r.release()
+		return nil, fmt.Errorf("infer: %s: buffers for batch %d: %w", s.name, batch, err)
 	}
-	if b := s.bufs[batch]; b != nil {
-		return b, nil
-	}
-	b, err := s.allocate(batch)
-	if err != nil {
-		return nil, err
-	}
-	s.bufs[batch] = b
-	return b, nil
-}
-
-func (s *Session) allocate(batch int) (*batchBuffers, error) {
-	w, h := s.InputSize()
-	if w == 0 || h == 0 {
-		return nil, fmt.Errorf("infer: %s has a dynamic input size %v; not supported yet", s.cfg.Path, s.input.Shape)
-	}
-	b := &batchBuffers{}
-	shape := []int64{int64(batch), 3, int64(h), int64(w)}
-	n := int(tensor.Elements(shape))
-	b.inPtr = ort.Alloc(n * 4)
-	b.in = unsafe.Slice((*float32)(b.inPtr), n)
+	shape := []int64{int64(batch), int64(s.c), int64(s.h), int64(s.w)}
 	var err error
-	if b.inVal, err = ort.NewTensor(s.cpu, b.inPtr, n*4, ort.Float32, shape); err != nil {
-		b.free()
-		return nil, err
+	if r.in, err = ort.NewTensor(s.cpu, s.inPtr, 4*batch*s.c*s.h*s.w, ort.Float32, shape); err != nil {
+		return fail(err)
 	}
-	b.inVals = ort.NewValues(1)
-	b.inVals.Set(0, b.inVal)
-	shapes, err := s.outputShapes(b, batch)
-	if err != nil {
-		b.free()
-		return nil, err
-	}
-	b.outArr = ort.NewValues(len(s.outputs))
-	for i, shp := range shapes {
-		m := int(tensor.Elements(shp))
-		p := ort.Alloc(m * 4)
-		v, err := ort.NewTensor(s.cpu, p, m*4, ort.Float32, shp)
-		b.outPtrs = append(b.outPtrs, p)
-		if err != nil {
-			b.free()
-			return nil, err
-		}
-		b.outVals = append(b.outVals, v)
-		b.outArr.Set(i, v)
+	r.inArr.Set(0, r.in)
+	r.outs = make([]*ort.Value, len(s.outs))
+	r.views = make([]tensor.Tensor, len(s.outs))
+	for i, o := range s.outs {
 		info := s.outputs[i]
-		info.Shape = shp
-		b.outs = append(b.outs, tensor.Tensor{Info: info, Data: unsafe.Slice((*float32)(p), m)})
+		shape := append([]int64(nil), info.Shape...)
+		r.views[i] = tensor.Tensor{Info: tensor.Info{Name: info.Name, Type: info.Type, Shape: shape}}
+		n := o.elems
+		switch o.kind {
+		case outDynamic:
+			continue
+		case outBatched:
+			shape[0] = int64(batch)
+			n *= batch
+		}
+		if n == 0 {
+			return fail(fmt.Errorf("output %q has shape %v with no elements", info.Name, shape))
+		}
+		if r.outs[i], err = ort.NewTensor(s.cpu, o.ptr, 4*n, ort.Float32, shape); err != nil {
+			return fail(err)
+		}
+		r.outArr.Set(i, r.outs[i])
+		r.views[i].Data = unsafe.Slice((*float32)(o.ptr), n)
 	}
-	return b, nil
+	return r, nil
 }
 
-// outputShapes resolves the outputs' shapes for a batch: dim 0 is the batch when dynamic; other
-// dynamic dims come from one run with ORT-allocated outputs.
-func (s *Session) outputShapes(b *batchBuffers, batch int) ([][]int64, error) {
-	shapes := make([][]int64, len(s.outputs))
-	probe := false
-	for i, o := range s.outputs {
-		shp := append([]int64(nil), o.Shape...)
-		if len(shp) > 0 && shp[0] < 0 {
-			shp[0] = int64(batch)
+// releaseDynamic frees the ONNX Runtime-allocated outputs of the latest run.
+func (r *batchRun) releaseDynamic(outs []outputBuf) {
+	for i, o := range outs {
+		if o.kind == outDynamic {
+			r.outArr.ReleaseAt(i)
 		}
-		if tensor.Elements(shp) < 0 {
-			probe = true
-		}
-		shapes[i] = shp
 	}
-	if !probe {
-		return shapes, nil
-	}
-	outs := ort.NewValues(len(s.outputs))
-	defer outs.Release()
-	if err := s.sess.Run(s.inNames, b.inVals, s.outNames, outs); err != nil {
-		return nil, fmt.Errorf("infer: %s: %w", s.cfg.Path, err)
-	}
-	for i := range s.outputs {
-		v := outs.Take(i)
-		shp, err := v.TensorShape()
-		v.Release()
-		if err != nil {
-			return nil, err
-		}
-		shapes[i] = shp
-	}
-	return shapes, nil
 }
 
-func (b *batchBuffers) free() {
-	b.inVal.Release()
-	b.inVals.Release()
-	for _, v := range b.outVals {
+func (r *batchRun) release() {
+	r.inArr.Release()
+	r.outArr.Release() // frees ONNX Runtime-allocated outputs
+	r.in.Release()
+	for _, v := range r.outs {
 		v.Release()
 	}
-	b.outArr.Release()
-	if b.inPtr != nil {
-		ort.Free(b.inPtr)
-	}
-	for _, p := range b.outPtrs {
-		ort.Free(p)
-	}
-	*b = batchBuffers{}
 }
 
-// Close frees the session and its buffers. Safe to call more than once.
+// Close frees the session and its buffers; tensors from Run become invalid. Idempotent.
 func (s *Session) Close() {
-	for _, b := range s.bufs {
-		if b != nil {
-			b.free()
+	for _, r := range s.runs {
+		if r != nil {
+			r.release()
 		}
 	}
-	s.bufs = nil
+	s.runs, s.last = nil, nil
 	s.inNames.Release()
 	s.outNames.Release()
 	s.cpu.Release()
 	s.sess.Release()
+	s.sess = nil
+	if s.inPtr != nil {
+		ort.Free(s.inPtr)
+		s.inPtr, s.in = nil, nil
+	}
+	for i := range s.outs {
+		if s.outs[i].ptr != nil {
+			ort.Free(s.outs[i].ptr)
+			s.outs[i].ptr = nil
+		}
+	}
 }

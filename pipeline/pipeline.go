@@ -17,6 +17,7 @@ import (
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/source"
 )
 
 // Options configure a Pipeline.
@@ -285,6 +286,10 @@ type StreamStatus struct {
 	Queue   int
 	Stats   *StreamStats
 	Started time.Time
+	// Source is the stream's source (type-assert for live statistics); Pool is its decoder's
+	// frame pool, nil before the first frame or when the decoder has none.
+	Source source.Source
+	Pool   *frame.Pool
 }
 
 // Streams returns a snapshot of the streams in the order they were added.
@@ -295,7 +300,8 @@ func (p *Pipeline) Streams() []StreamStatus {
 	for _, id := range p.order {
 		st := p.streams[id]
 		out = append(out, StreamStatus{ID: id, Model: st.cfg.Model, Live: st.cfg.Source.Live(),
-			Ended: st.ended.Load(), Err: st.err, Queue: st.q.len(), Stats: st.stats, Started: st.stats.started})
+			Ended: st.ended.Load(), Err: st.err, Queue: st.q.len(), Stats: st.stats, Started: st.stats.started,
+			Source: st.cfg.Source, Pool: st.pool.Load()})
 	}
 	return out
 }

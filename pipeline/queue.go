@@ -43,6 +43,8 @@ type item struct {
 	height    int
 	decoded   time.Time // when the decoder emitted the frame
 	queued    time.Time
+	decodeDur time.Duration // decoder work for this frame
+	prepDur   time.Duration // preprocessing
 }
 
 // queue is a stream's bounded FIFO of items waiting for its model's scheduler.

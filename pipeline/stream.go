@@ -69,9 +69,11 @@ type stream struct {
 	err    error
 	ended  atomic.Bool
 
-	nextPTS time.Duration // fps cap: earliest PTS of the next inferred frame
-	dec     VideoDecoder
-	codec   media.Codec
+	nextPTS  time.Duration // fps cap: earliest PTS of the next inferred frame
+	dec      VideoDecoder
+	codec    media.Codec
+	decStart time.Time                  // decoder work for the next emitted frame began here
+	pool     atomic.Pointer[frame.Pool] // the decoder's frame pool, when it has one (metrics)
 
 	latestMu sync.Mutex
 	latest   *frame.Frame // most recent decoded frame, retained for snapshots
@@ -95,6 +97,7 @@ func (s *stream) loop(ctx context.Context) error {
 			if s.dec == nil {
 				return errors.New("source ended before its first access unit")
 			}
+			s.decStart = time.Now()
 			return s.dec.Flush(ctx, emit)
 		}
 		if err != nil {
@@ -109,6 +112,7 @@ func (s *stream) loop(ctx context.Context) error {
 				return err
 			}
 		}
+		s.decStart = time.Now()
 		if err := s.dec.Decode(ctx, au, emit); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -129,6 +133,9 @@ func (s *stream) openDecoder(c media.Codec) error {
 		return fmt.Errorf("decoder: %w", err)
 	}
 	s.dec, s.codec = d, c
+	if pd, ok := d.(interface{ Pool() *frame.Pool }); ok {
+		s.pool.Store(pd.Pool())
+	}
 	return nil
 }
 
@@ -136,6 +143,8 @@ func (s *stream) openDecoder(c media.Codec) error {
 // path does not allocate a closure per frame.
 func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 	return func(f *frame.Frame) error {
+		decodeDur := time.Since(s.decStart)
+		defer func() { s.decStart = time.Now() }() // the decoder resumes its work for the next frame
 		s.stats.Decoded.Add(1)
 		s.keepLatest(f)
 		defer f.Release()
@@ -155,12 +164,14 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 			}
 		}
 		it := item{st: s, index: f.Index, pts: f.PTS, wallclock: f.Wallclock,
-			width: f.Width, height: f.Height, decoded: time.Now()}
+			width: f.Width, height: f.Height, decoded: time.Now(), decodeDur: decodeDur}
 		slot, ok := s.takeSlot(ctx)
 		if !ok {
 			return ctx.Err()
 		}
+		t0 := time.Now()
 		tr, err := s.cfg.Preprocessor.Run(f, slot)
+		it.prepDur = time.Since(t0)
 		if err != nil {
 			s.slots <- slot
 			return fmt.Errorf("preprocess frame %d: %w", f.Index, err)

@@ -57,6 +57,7 @@ func (m *modelRunner) infer(batch []item) {
 		return
 	}
 	defer r.Release()
+	t0 := time.Now()
 	in, err := r.Input(n)
 	if err == nil && len(in) != n*m.slotLen {
 		err = fmt.Errorf("input holds %d values, want %d: the model's input size changed", len(in), n*m.slotLen)
@@ -85,17 +86,21 @@ func (m *modelRunner) infer(batch []item) {
 		return
 	}
 	now := time.Now()
+	inferDur := now.Sub(t0)
 	dec := r.Decoder()
 	for b := range batch {
 		it := &batch[b]
 		res := m.p.getResult()
+		t1 := time.Now()
 		res.Stream = it.st.cfg.ID
 		res.Frame, res.PTS, res.Wallclock = it.index, it.pts, it.wallclock
 		res.Width, res.Height = it.width, it.height
 		res.Model = m.eng.Name()
 		res.Detections = dec.Decode(outs, b, it.tr, res.Detections[:0])
+		res.Decode, res.Preprocess, res.Inference, res.Postprocess = it.decodeDur, it.prepDur, inferDur, time.Since(t1)
+		res.Batch = n
 		res.Latency = now.Sub(it.decoded)
-		res.QueueWait = now.Sub(it.queued)
+		res.QueueWait = t0.Sub(it.queued)
 		it.st.stats.Inferred.Add(1)
 		m.p.results <- resultMsg{r: res, st: it.st}
 	}

@@ -29,6 +29,12 @@ type Result struct {
 	Latency time.Duration
 	// QueueWait is the part of Latency the preprocessed frame waited for its batch.
 	QueueWait time.Duration
+	// Decode, Preprocess, Inference and Postprocess are the time spent on this frame in each
+	// stage: the decoder's work up to emitting it, its preprocessing, its batch's inference run
+	// (shared by every frame of the batch) and its output decoding with NMS.
+	Decode, Preprocess, Inference, Postprocess time.Duration
+	// Batch is the number of frames in this frame's inference run.
+	Batch int
 }
 
 // Sink consumes results. Write is called from one goroutine per pipeline, in per-stream order.

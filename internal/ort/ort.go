@@ -1,20 +1,29 @@
-// Package ort is vinfer's binding to ONNX Runtime's C API (third_party/onnxruntime, API version
-// 24). The library is loaded at run time with dlopen, so vinfer builds with no ONNX Runtime
-// present and the same binary runs the CPU build or a GPU-enabled one. It wraps only what
-// vinfer uses. Every object has a Release method (idempotent); memory passed to ORT (model
-// bytes, tensor data) is native memory the caller keeps alive, never Go heap memory, per cgo's
-// pointer-passing rules.
+// Package ort is vinfer's cgo binding to ONNX Runtime's C API (the official header vendored in
+// third_party/onnxruntime, ORT_API_VERSION 24, which ONNX Runtime 1.24 and later provide).
+//
+// The shared library is opened at run time with dlopen (Load), so vinfer builds and links with
+// no ONNX Runtime present, and one binary runs with the CPU library or a GPU-enabled one. The
+// package wraps only what vinfer uses.
+//
+// Ownership: every type wrapping a C object (Env, SessionOptions, Session, MemoryInfo, Value,
+// IoBinding, Names, Values, HostTensor) has a Release method that frees it; Release is
+// idempotent and nil-safe, and no finalizers run, so the owner must call it. Memory handed to
+// ONNX Runtime beyond the duration of a call (tensor data) must be native memory (Alloc,
+// mmap'ed, or device memory), never Go heap memory, which cgo forbids C to retain.
+//
+// Concurrency: Session.Run may be called from several goroutines at once (ONNX Runtime allows
+// it), but not with the same Values arrays or tensors; the other objects are not safe for
+// concurrent mutation.
 package ort
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../third_party/onnxruntime/include
+#cgo CFLAGS: -I${SRCDIR}/../../third_party/onnxruntime/include -O2
 #cgo LDFLAGS: -ldl
 #include "ort.h"
 */
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,42 +32,66 @@ import (
 	"unsafe"
 )
 
-// LibraryEnv names the environment variable that overrides the library path.
+// LibraryEnv names the environment variable that gives the library's path.
 const LibraryEnv = "VINFER_ORT_LIB"
 
+// LibraryName is the library's file name (its soname on Linux).
+const LibraryName = "libonnxruntime.so.1"
+
+// APIVersion is the C API version vinfer asks for (ORT_API_VERSION of the vendored header).
+const APIVersion = int(C.ORT_API_VERSION)
+
 var (
-	loadMu   sync.Mutex
-	loaded   string
-	errNoLib = errors.New("ort: ONNX Runtime library not loaded")
+	loadMu sync.Mutex
+	loaded string
 )
 
-// Load loads the ONNX Runtime shared library once per process. path "" searches, in order:
-// $VINFER_ORT_LIB; third_party/ort/lib/libonnxruntime.so.1 beside the executable or the working
-// directory or any of their parents (where scripts/setup.sh puts it); then the system loader's
-// "libonnxruntime.so.1". Later calls return nil if a library is loaded.
+// Load opens the ONNX Runtime shared library, once per process. An explicit path is used as
+// is. With path "", it tries in order: $VINFER_ORT_LIB (alone, when set);
+// third_party/ort/lib/libonnxruntime.so.1 in the executable's directory, the working directory,
+// or any of their parents (where scripts/setup.sh installs it); then "libonnxruntime.so.1"
+// through the system loader (LD_LIBRARY_PATH, ld.so.cache). The error lists every path tried
+// with dlopen's reason. Once a library is loaded, Load("") and Load of the same path return
+// nil, and Load of another path returns an error.
 func Load(path string) error {
 	loadMu.Lock()
 	defer loadMu.Unlock()
 	if loaded != "" {
-		return nil
+		if path == "" || path == loaded {
+			return nil
+		}
+		return fmt.Errorf("ort: cannot load %s: ONNX Runtime is already loaded from %s", path, loaded)
 	}
 	candidates := []string{path}
 	if path == "" {
 		candidates = Candidates()
 	}
+	p, err := loadFirst(candidates)
+	if err != nil {
+		return err
+	}
+	loaded = p
+	return nil
+}
+
+// loadFirst opens the first candidate that loads; a failed attempt changes nothing.
+func loadFirst(candidates []string) (string, error) {
 	var tried []string
 	for _, c := range candidates {
 		cs := C.CString(c)
 		msg := C.vort_load(cs)
 		C.free(unsafe.Pointer(cs))
 		if msg == nil {
-			loaded = c
-			return nil
+			return c, nil
 		}
-		tried = append(tried, fmt.Sprintf("%s: %s", c, C.GoString(msg)))
+		m := C.GoString(msg)
+		if !strings.HasPrefix(m, c+": ") { // dlerror's messages start with the path
+			m = c + ": " + m
+		}
+		tried = append(tried, m)
 	}
-	return fmt.Errorf("ort: cannot load ONNX Runtime (run scripts/setup.sh, or set %s to libonnxruntime.so.1):\n  %s",
-		LibraryEnv, strings.Join(tried, "\n  "))
+	return "", fmt.Errorf("ort: cannot load ONNX Runtime (C API %d, version 1.24 or later); run scripts/setup.sh, "+
+		"or set %s to the path of %s. Tried:\n  %s", APIVersion, LibraryEnv, LibraryName, strings.Join(tried, "\n  "))
 }
 
 // Candidates lists the paths Load("") tries, in order.
@@ -66,8 +99,6 @@ func Candidates() []string {
 	if p := os.Getenv(LibraryEnv); p != "" {
 		return []string{p}
 	}
-	var out []string
-	seen := map[string]bool{}
 	var starts []string
 	if exe, err := os.Executable(); err == nil {
 		if r, err := filepath.EvalSymlinks(exe); err == nil {
@@ -78,9 +109,11 @@ func Candidates() []string {
 	if wd, err := os.Getwd(); err == nil {
 		starts = append(starts, wd)
 	}
+	var out []string
+	seen := map[string]bool{}
 	for _, s := range starts {
 		for d := s; ; d = filepath.Dir(d) {
-			p := filepath.Join(d, "third_party", "ort", "lib", "libonnxruntime.so.1")
+			p := filepath.Join(d, "third_party", "ort", "lib", LibraryName)
 			if _, err := os.Stat(p); err == nil && !seen[p] {
 				seen[p] = true
 				out = append(out, p)
@@ -90,105 +123,81 @@ func Candidates() []string {
 			}
 		}
 	}
-	return append(out, "libonnxruntime.so.1")
+	return append(out, LibraryName)
 }
 
-// Loaded returns the path of the loaded library, "" before Load.
+// Loaded returns the path the library was loaded from, "" before a successful Load.
 func Loaded() string {
 	loadMu.Lock()
 	defer loadMu.Unlock()
 	return loaded
 }
 
-// Version returns the loaded library's version ("1.30.0").
+// Version returns the loaded library's version, e.g. "1.30.0" ("" before Load).
 func Version() string { return C.GoString(C.vort_version()) }
-
-// Error is a failed ONNX Runtime call: the operation, ORT's error code and message.
-type Error struct {
-	Op      string
-	Code    int
-	Message string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("ort: %s: %s", e.Op, e.Message) }
-
-func check(op string, st *C.OrtStatus) error {
-	if st == nil {
-		return nil
-	}
-	e := &Error{Op: op, Code: int(C.vort_status_code(st)), Message: C.GoString(C.vort_status_message(st))}
-	C.vort_release_status(st)
-	return e
-}
 
 func ready() error {
 	if Loaded() == "" {
-		return errNoLib
+		return fmt.Errorf("ort: ONNX Runtime is not loaded (call ort.Load first)")
 	}
 	return nil
 }
 
-// Env is ONNX Runtime's process-wide environment (logging, thread pools, EP libraries).
-type Env struct{ p *C.OrtEnv }
+// ErrorCode is ONNX Runtime's OrtErrorCode.
+type ErrorCode int
 
-// Logging levels for NewEnv.
+// Error codes (OrtErrorCode in onnxruntime_c_api.h).
 const (
-	LogVerbose = 0
-	LogInfo    = 1
-	LogWarning = 2
-	LogError   = 3
-	LogFatal   = 4
+	CodeOK ErrorCode = iota
+	CodeFail
+	CodeInvalidArgument
+	CodeNoSuchFile
+	CodeNoModel
+	CodeEngineError
+	CodeRuntimeException
+	CodeInvalidProtobuf
+	CodeModelLoaded
+	CodeNotImplemented
+	CodeInvalidGraph
+	CodeEPFail
+	CodeModelLoadCanceled
+	CodeModelRequiresCompilation
+	CodeNotFound
 )
 
-// NewEnv creates an environment logging at level and above.
-func NewEnv(level int, id string) (*Env, error) {
-	if err := ready(); err != nil {
-		return nil, err
+var codeNames = [...]string{"ORT_OK", "ORT_FAIL", "ORT_INVALID_ARGUMENT", "ORT_NO_SUCHFILE", "ORT_NO_MODEL",
+	"ORT_ENGINE_ERROR", "ORT_RUNTIME_EXCEPTION", "ORT_INVALID_PROTOBUF", "ORT_MODEL_LOADED", "ORT_NOT_IMPLEMENTED",
+	"ORT_INVALID_GRAPH", "ORT_EP_FAIL", "ORT_MODEL_LOAD_CANCELED", "ORT_MODEL_REQUIRES_COMPILATION", "ORT_NOT_FOUND"}
+
+func (c ErrorCode) String() string {
+	if c >= 0 && int(c) < len(codeNames) {
+		return codeNames[c]
 	}
-	cs := C.CString(id)
-	defer C.free(unsafe.Pointer(cs))
-	var e Env
-	if err := check("CreateEnv", C.vort_create_env(C.int(level), cs, &e.p)); err != nil {
-		return nil, err
-	}
-	return &e, nil
+	return fmt.Sprintf("ORT_ERROR_%d", int(c))
 }
 
-// Release frees the environment after every session of it.
-func (e *Env) Release() {
-	if e != nil && e.p != nil {
-		C.vort_release_env(e.p)
-		e.p = nil
-	}
+// Error is a failed ONNX Runtime call: the operation (C API function and its subject), ORT's
+// error code and ORT's message.
+type Error struct {
+	Op      string
+	Code    ErrorCode
+	Message string
 }
 
-// RegisterExecutionProviderLibrary loads a plugin execution provider library (e.g. the CUDA EP)
-// under name.
-func (e *Env) RegisterExecutionProviderLibrary(name, path string) error {
-	cn, cp := C.CString(name), C.CString(path)
-	defer C.free(unsafe.Pointer(cn))
-	defer C.free(unsafe.Pointer(cp))
-	return check("RegisterExecutionProviderLibrary "+path, C.vort_register_ep_library(e.p, cn, cp))
+func (e *Error) Error() string {
+	return fmt.Sprintf("ort: %s: %s: %s", e.Op, e.Code, e.Message)
 }
 
-// EpDevice is an (execution provider, device) pair ONNX Runtime can run on; owned by the Env.
-type EpDevice struct {
-	p      *C.OrtEpDevice
-	Name   string // execution provider name, e.g. "CUDAExecutionProvider"
-	Vendor string
-}
-
-// EpDevices lists the execution provider devices of the registered libraries and built-ins.
-func (e *Env) EpDevices() ([]EpDevice, error) {
-	var devs **C.OrtEpDevice
-	var n C.size_t
-	if err := check("GetEpDevices", C.vort_get_ep_devices(e.p, &devs, &n)); err != nil {
-		return nil, err
+// check converts a status into an *Error and releases it. subject, when not empty, is appended
+// to op; the concatenation happens only on failure, keeping successful calls allocation-free.
+func check(st *C.OrtStatus, op, subject string) error {
+	if st == nil {
+		return nil
 	}
-	list := unsafe.Slice(devs, int(n))
-	out := make([]EpDevice, len(list))
-	for i, d := range list {
-		out[i] = EpDevice{p: d, Name: C.GoString(C.vort_ep_device_name(d)), Vendor: C.GoString(C.vort_ep_device_vendor(d))}
+	if subject != "" {
+		op += " " + subject
 	}
-	return out, nil
+	e := &Error{Op: op, Code: ErrorCode(C.vort_status_code(st)), Message: C.GoString(C.vort_status_message(st))}
+	C.vort_release_status(st)
+	return e
 }

@@ -10,186 +10,114 @@ import (
 	"unsafe"
 )
 
-// Graph optimization levels (ORT's GraphOptimizationLevel).
-const (
-	OptDisable  = 0
-	OptBasic    = 1
-	OptExtended = 2
-	OptAll      = 99
-)
-
-// SessionOptions configure a session before it is created.
-type SessionOptions struct{ p *C.OrtSessionOptions }
-
-// NewSessionOptions returns default options.
-func NewSessionOptions() (*SessionOptions, error) {
-	if err := ready(); err != nil {
-		return nil, err
-	}
-	var o SessionOptions
-	if err := check("CreateSessionOptions", C.vort_create_session_options(&o.p)); err != nil {
-		return nil, err
-	}
-	return &o, nil
-}
-
-// Release frees the options (sessions created from them stay valid).
-func (o *SessionOptions) Release() {
-	if o != nil && o.p != nil {
-		C.vort_release_session_options(o.p)
-		o.p = nil
-	}
-}
-
-// SetIntraOpThreads sets the threads one operator may use (0: ORT's default, one per core).
-func (o *SessionOptions) SetIntraOpThreads(n int) error {
-	return check("SetIntraOpNumThreads", C.vort_set_intra_threads(o.p, C.int(n)))
-}
-
-// SetInterOpThreads sets the threads running independent operators in parallel mode.
-func (o *SessionOptions) SetInterOpThreads(n int) error {
-	return check("SetInterOpNumThreads", C.vort_set_inter_threads(o.p, C.int(n)))
-}
-
-// SetGraphOptimization sets the level (OptDisable … OptAll).
-func (o *SessionOptions) SetGraphOptimization(level int) error {
-	return check("SetSessionGraphOptimizationLevel", C.vort_set_opt_level(o.p, C.int(level)))
-}
-
-// SetOptimizedModelPath makes session creation write the optimized graph to path.
-func (o *SessionOptions) SetOptimizedModelPath(path string) error {
-	cs := C.CString(path)
-	defer C.free(unsafe.Pointer(cs))
-	return check("SetOptimizedModelFilePath", C.vort_set_optimized_path(o.p, cs))
-}
-
-// AddConfigEntry sets a session configuration key (onnxruntime_session_options_config_keys.h).
-func (o *SessionOptions) AddConfigEntry(key, value string) error {
-	ck, cv := C.CString(key), C.CString(value)
-	defer C.free(unsafe.Pointer(ck))
-	defer C.free(unsafe.Pointer(cv))
-	return check("AddSessionConfigEntry "+key, C.vort_add_config_entry(o.p, ck, cv))
-}
-
-// SetParallelExecution selects ORT_PARALLEL (true) or ORT_SEQUENTIAL execution.
-func (o *SessionOptions) SetParallelExecution(on bool) error {
-	m := 0
-	if on {
-		m = 1
-	}
-	return check("SetSessionExecutionMode", C.vort_set_execution_mode(o.p, C.int(m)))
-}
-
-// AppendExecutionProvider adds a plugin execution provider device (from Env.EpDevices) with
-// provider options, e.g. {"device_id": "0"}.
-func (o *SessionOptions) AppendExecutionProvider(env *Env, dev EpDevice, options map[string]string) error {
-	keys := make([]*C.char, 0, len(options)+1)
-	vals := make([]*C.char, 0, len(options)+1)
-	for k, v := range options {
-		keys = append(keys, C.CString(k))
-		vals = append(vals, C.CString(v))
-	}
-	defer func() {
-		for i := range keys {
-			C.free(unsafe.Pointer(keys[i]))
-			C.free(unsafe.Pointer(vals[i]))
-		}
-	}()
-	n := len(keys)
-	// Arrays of C pointers in C memory (cgo forbids Go memory holding pointers passed to C).
-	ck := (**C.char)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(uintptr(0)))))
-	cv := (**C.char)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(uintptr(0)))))
-	defer C.free(unsafe.Pointer(ck))
-	defer C.free(unsafe.Pointer(cv))
-	copy(unsafe.Slice(ck, n+1), keys)
-	copy(unsafe.Slice(cv, n+1), vals)
-	return check("SessionOptionsAppendExecutionProvider_V2 "+dev.Name,
-		C.vort_append_ep_v2(o.p, env.p, dev.p, ck, cv, C.size_t(n)))
-}
-
-// Element types (ONNXTensorElementDataType) vinfer handles.
+// Tensor element types (ONNXTensorElementDataType).
 const (
 	Float32 = 1
 	Uint8   = 2
+	Int8    = 3
+	Int32   = 6
 	Int64   = 7
+	Bool    = 9
 	Float16 = 10
+	Float64 = 11
 )
 
-// TypeName returns the element type's name ("float32"…).
+// TypeName returns an element type's name as tensor.Info uses it ("float32", "float16", …).
 func TypeName(t int) string {
 	switch t {
 	case Float32:
 		return "float32"
 	case Uint8:
 		return "uint8"
+	case Int8:
+		return "int8"
+	case Int32:
+		return "int32"
 	case Int64:
 		return "int64"
+	case Bool:
+		return "bool"
 	case Float16:
 		return "float16"
+	case Float64:
+		return "float64"
 	}
-	return fmt.Sprintf("type%d", t)
+	return fmt.Sprintf("onnx_type_%d", t)
 }
 
-// IOInfo describes a session input or output; dynamic dims are -1.
+// ElementSize returns an element type's size in bytes (0 for types vinfer does not handle).
+func ElementSize(t int) int {
+	switch t {
+	case Uint8, Int8, Bool:
+		return 1
+	case Float16:
+		return 2
+	case Float32, Int32:
+		return 4
+	case Int64, Float64:
+		return 8
+	}
+	return 0
+}
+
+// IOInfo describes a session input or output as the model declares it.
 type IOInfo struct {
-	Name  string
-	Type  int
+	Name string
+	// Type is the element type (Float32 …); 0 when the value is not a tensor.
+	Type int
+	// Shape has -1 for dynamic dimensions.
 	Shape []int64
+	// Symbols holds each dimension's symbolic name (ONNX dim_param, e.g. "batch"), "" when the
+	// dimension is fixed or unnamed.
+	Symbols []string
 }
 
-// Session is a loaded model.
+// Session is a loaded model (OrtSession). Run is safe for concurrent use with distinct value
+// arrays.
 type Session struct {
 	p       *C.OrtSession
 	Inputs  []IOInfo
 	Outputs []IOInfo
 }
 
-// NewSessionFromBytes creates a session from an ONNX model in memory. model must stay valid for
-// the call only; it may be mmap'ed (it is not copied into the Go heap).
+// NewSessionFromBytes creates a session from an ONNX model in memory (CreateSessionFromArray).
+// model may be Go memory or native memory such as an mmap'ed file: ONNX Runtime reads it during
+// the call only and does not copy it into the Go heap; the caller may unmap it afterwards.
 func NewSessionFromBytes(env *Env, model []byte, o *SessionOptions) (*Session, error) {
 	if len(model) == 0 {
-		return nil, fmt.Errorf("ort: model is empty")
+		return nil, fmt.Errorf("ort: CreateSessionFromArray: model is empty")
 	}
 	var s Session
-	// model may be Go memory: ORT reads it during the call only, which cgo allows.
-	if err := check("CreateSessionFromArray", C.vort_create_session_from_array(env.p,
-		unsafe.Pointer(&model[0]), C.size_t(len(model)), o.p, &s.p)); err != nil {
+	if err := check(C.vort_create_session_from_array(env.p, unsafe.Pointer(unsafe.SliceData(model)),
+		C.size_t(len(model)), o.p, &s.p), "CreateSessionFromArray", ""); err != nil {
 		return nil, err
 	}
 	return s.describe()
 }
 
-// NewSession creates a session from an ONNX file.
+// NewSession creates a session from the ONNX file at path (CreateSession).
 func NewSession(env *Env, path string, o *SessionOptions) (*Session, error) {
 	cs := C.CString(path)
 	defer C.free(unsafe.Pointer(cs))
 	var s Session
-	if err := check("CreateSession "+path, C.vort_create_session(env.p, cs, o.p, &s.p)); err != nil {
+	if err := check(C.vort_create_session(env.p, cs, o.p, &s.p), "CreateSession", ""); err != nil {
 		return nil, err
 	}
 	return s.describe()
 }
 
 func (s *Session) describe() (*Session, error) {
-	for out := 0; out < 2; out++ {
+	for out := range 2 {
 		var n C.size_t
-		if err := check("SessionGetIOCount", C.vort_io_count(s.p, C.int(out), &n)); err != nil {
+		if err := check(C.vort_io_count(s.p, C.int(out), &n), "SessionGetInputOutputCount", ""); err != nil {
 			s.Release()
 			return nil, err
 		}
-		for i := 0; i < int(n); i++ {
-			var name *C.char
-			var elem C.int
-			var dims [8]C.int64_t
-			nd := C.size_t(len(dims))
-			if err := check("SessionGetIOInfo", C.vort_io_info(s.p, C.int(out), C.size_t(i), &name, &elem, &dims[0], &nd)); err != nil {
+		for i := range int(n) {
+			info, err := s.ioInfo(out, i)
+			if err != nil {
 				s.Release()
 				return nil, err
-			}
-			info := IOInfo{Name: C.GoString(name), Type: int(elem)}
-			C.free(unsafe.Pointer(name))
-			for _, d := range dims[:nd] {
-				info.Shape = append(info.Shape, int64(d))
 			}
 			if out == 0 {
 				s.Inputs = append(s.Inputs, info)
@@ -201,7 +129,53 @@ func (s *Session) describe() (*Session, error) {
 	return s, nil
 }
 
-// Release frees the session.
+func (s *Session) ioInfo(out, i int) (IOInfo, error) {
+	var info IOInfo
+	var name *C.char
+	if err := check(C.vort_io_name(s.p, C.int(out), C.size_t(i), &name), "SessionGetInputOutputName", ""); err != nil {
+		return info, err
+	}
+	info.Name = C.GoString(name)
+	C.free(unsafe.Pointer(name))
+	var ti *C.OrtTypeInfo
+	if err := check(C.vort_io_type_info(s.p, C.int(out), C.size_t(i), &ti), "SessionGetTypeInfo", info.Name); err != nil {
+		return info, err
+	}
+	defer C.vort_release_type_info(ti)
+	var tsi *C.OrtTensorTypeAndShapeInfo
+	if err := check(C.vort_type_tensor_info(ti, &tsi), "CastTypeInfoToTensorInfo", info.Name); err != nil || tsi == nil {
+		return info, err // not a tensor (sequence, map): Type 0
+	}
+	var elem C.int
+	var nd C.size_t
+	if err := check(C.vort_tensor_info(tsi, &elem, &nd), "GetTensorElementType", info.Name); err != nil {
+		return info, err
+	}
+	info.Type = int(elem)
+	if nd == 0 {
+		return info, nil
+	}
+	// Scratch in C memory: the symbol array receives C pointers.
+	dims := (*C.int64_t)(C.calloc(nd, 8))
+	syms := (**C.char)(C.calloc(nd, C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer C.free(unsafe.Pointer(dims))
+	defer C.free(unsafe.Pointer(syms))
+	if err := check(C.vort_tensor_info_dims(tsi, dims, syms, nd), "GetDimensions", info.Name); err != nil {
+		return info, err
+	}
+	for j, d := range unsafe.Slice(dims, int(nd)) {
+		sym := unsafe.Slice(syms, int(nd))[j]
+		info.Shape = append(info.Shape, int64(d))
+		if sym != nil {
+			info.Symbols = append(info.Symbols, C.GoString(sym))
+		} else {
+			info.Symbols = append(info.Symbols, "")
+		}
+	}
+	return info, nil
+}
+
+// Release frees the session. Idempotent.
 func (s *Session) Release() {
 	if s != nil && s.p != nil {
 		C.vort_release_session(s.p)
@@ -209,13 +183,20 @@ func (s *Session) Release() {
 	}
 }
 
-// Run runs the model on inputs, writing into preallocated outputs (in the order of names).
-// names are C strings from NewNames; no Go memory is retained by ORT.
+// Run runs the model (OrtApi Run). in holds the input values in the order of inNames; out has
+// one slot per name in outNames: a preallocated value (ONNX Runtime writes into it; its shape
+// must match the result exactly) or an empty slot, which ONNX Runtime fills with a value it
+// allocates (release it with out.ReleaseAt). A successful call allocates nothing on the Go heap.
 func (s *Session) Run(inNames *Names, in *Values, outNames *Names, out *Values) error {
-	return check("Run", C.vort_run(s.p, inNames.p, in.p, C.size_t(in.n), outNames.p, C.size_t(out.n), out.p))
+	if inNames.n != in.n || outNames.n != out.n {
+		return fmt.Errorf("ort: Run: %d input names for %d values, %d output names for %d values",
+			inNames.n, in.n, outNames.n, out.n)
+	}
+	out.claimEmpty()
+	return check(C.vort_run(s.p, inNames.p, in.p, C.size_t(in.n), outNames.p, C.size_t(out.n), out.p), "Run", "")
 }
 
-// Names is an array of C strings for Run, allocated once.
+// Names is an array of C strings (input or output names) for Run, in C memory.
 type Names struct {
 	p **C.char
 	n int
@@ -224,14 +205,16 @@ type Names struct {
 // NewNames copies names into C memory.
 func NewNames(names []string) *Names {
 	p := (**C.char)(C.calloc(C.size_t(len(names)+1), C.size_t(unsafe.Sizeof(uintptr(0)))))
-	s := unsafe.Slice(p, len(names))
 	for i, n := range names {
-		s[i] = C.CString(n)
+		unsafe.Slice(p, len(names))[i] = C.CString(n)
 	}
 	return &Names{p: p, n: len(names)}
 }
 
-// Release frees the names.
+// Len returns the number of names.
+func (n *Names) Len() int { return n.n }
+
+// Release frees the names. Idempotent.
 func (n *Names) Release() {
 	if n == nil || n.p == nil {
 		return
@@ -243,33 +226,71 @@ func (n *Names) Release() {
 	n.p = nil
 }
 
-// Values is an array of OrtValue pointers in C memory for Run. It does not own the values.
+// Values is an array of OrtValue slots in C memory, the inputs or outputs of Run. It does not
+// own values put in with Set; it owns those ONNX Runtime put in empty output slots, which
+// ReleaseAt (or Release) frees.
 type Values struct {
-	p **C.OrtValue
-	n int
+	p     **C.OrtValue
+	n     int
+	owned []bool // slot holds a value ONNX Runtime created
 }
 
-// NewValues makes an array of n value slots.
+// NewValues makes an array of n empty slots.
 func NewValues(n int) *Values {
-	return &Values{p: (**C.OrtValue)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(uintptr(0))))), n: n}
-}
-
-// Set puts v in slot i.
-func (vs *Values) Set(i int, v *Value) { unsafe.Slice(vs.p, vs.n)[i] = v.p }
-
-// Release frees the array (not the values).
-func (vs *Values) Release() {
-	if vs != nil && vs.p != nil {
-		C.free(unsafe.Pointer(vs.p))
-		vs.p = nil
+	return &Values{
+		p:     (**C.OrtValue)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(uintptr(0))))),
+		n:     n,
+		owned: make([]bool, n),
 	}
 }
 
-// Take returns the value ORT stored in slot i (after a Run with empty output slots); the
-// caller owns and releases it.
-func (vs *Values) Take(i int) *Value {
-	s := unsafe.Slice(vs.p, vs.n)
-	v := &Value{p: s[i]}
+// Len returns the number of slots.
+func (vs *Values) Len() int { return vs.n }
+
+func (vs *Values) slots() []*C.OrtValue { return unsafe.Slice(vs.p, vs.n) }
+
+// Set puts v (owned by the caller, who keeps it alive) in slot i; nil empties the slot.
+func (vs *Values) Set(i int, v *Value) {
+	vs.ReleaseAt(i)
+	if v == nil {
+		vs.slots()[i] = nil
+		return
+	}
+	vs.slots()[i] = v.p
+}
+
+// At returns the value in slot i (the zero Value for an empty slot), still owned by the array
+// or by whoever Set it.
+func (vs *Values) At(i int) Value { return Value{p: vs.slots()[i]} }
+
+// ReleaseAt frees the value ONNX Runtime allocated in slot i, if any, and empties the slot.
+// A value put in with Set is not freed (only the slot is emptied).
+func (vs *Values) ReleaseAt(i int) {
+	s := vs.slots()
+	if s[i] != nil && vs.owned[i] {
+		C.vort_release_value(s[i])
+	}
 	s[i] = nil
-	return v
+	vs.owned[i] = false
+}
+
+// claimEmpty marks the empty slots as owned by the array before a Run fills them.
+func (vs *Values) claimEmpty() {
+	for i, v := range vs.slots() {
+		if v == nil {
+			vs.owned[i] = true
+		}
+	}
+}
+
+// Release frees the array and the values ONNX Runtime allocated in it (not those Set). Idempotent.
+func (vs *Values) Release() {
+	if vs == nil || vs.p == nil {
+		return
+	}
+	for i := range vs.n {
+		vs.ReleaseAt(i)
+	}
+	C.free(unsafe.Pointer(vs.p))
+	vs.p = nil
 }

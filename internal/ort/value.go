@@ -1,6 +1,7 @@
 package ort
 
 /*
+#include <string.h>
 #include "ort.h"
 */
 import "C"
@@ -10,37 +11,56 @@ import (
 	"unsafe"
 )
 
-// MemoryInfo says where tensor memory lives (CPU, or a CUDA device).
+// Allocator types and memory types for NewMemoryInfo (OrtAllocatorType, OrtMemType).
+const (
+	DeviceAllocator = 0
+	ArenaAllocator  = 1
+
+	MemTypeCPUInput  = -2 // CPU memory a non-CPU provider reads as input
+	MemTypeCPUOutput = -1 // CPU memory a non-CPU provider writes as output (e.g. pinned memory)
+	MemTypeDefault   = 0  // the device's own memory
+)
+
+// MemoryInfo says where tensor memory lives (OrtMemoryInfo).
 type MemoryInfo struct{ p *C.OrtMemoryInfo }
 
-// NewCPUMemoryInfo describes ordinary host memory.
+// NewCPUMemoryInfo describes ordinary host memory (CreateCpuMemoryInfo, arena allocator,
+// default memory type).
 func NewCPUMemoryInfo() (*MemoryInfo, error) {
 	if err := ready(); err != nil {
 		return nil, err
 	}
 	var m MemoryInfo
-	if err := check("CreateCpuMemoryInfo", C.vort_create_cpu_memory_info(&m.p)); err != nil {
+	if err := check(C.vort_create_cpu_memory_info(&m.p), "CreateCpuMemoryInfo", ""); err != nil {
 		return nil, err
 	}
 	return &m, nil
 }
 
-// NewCUDAMemoryInfo describes device memory of CUDA device ordinal ("Cuda", OrtDeviceAllocator,
-// OrtMemTypeDefault).
-func NewCUDAMemoryInfo(device int) (*MemoryInfo, error) {
+// NewMemoryInfo describes memory of an allocator by name ("Cpu", "Cuda", "CudaPinned", …),
+// allocator type, device ordinal and memory type (CreateMemoryInfo).
+func NewMemoryInfo(name string, allocator, device, memType int) (*MemoryInfo, error) {
 	if err := ready(); err != nil {
 		return nil, err
 	}
-	cs := C.CString("Cuda")
+	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
 	var m MemoryInfo
-	if err := check("CreateMemoryInfo Cuda", C.vort_create_memory_info(cs, 0, C.int(device), 0, &m.p)); err != nil {
+	if err := check(C.vort_create_memory_info(cs, C.int(allocator), C.int(device), C.int(memType), &m.p),
+		"CreateMemoryInfo", name); err != nil {
 		return nil, err
 	}
 	return &m, nil
 }
 
-// Release frees the memory info.
+// NewCUDAMemoryInfo describes device memory of CUDA device ordinal device ("Cuda",
+// DeviceAllocator, MemTypeDefault): tensors over cuMemAlloc'ed pointers, outputs bound with
+// IoBinding.BindOutputToDevice.
+func NewCUDAMemoryInfo(device int) (*MemoryInfo, error) {
+	return NewMemoryInfo("Cuda", DeviceAllocator, device, MemTypeDefault)
+}
+
+// Release frees the memory info; values created with it stay valid. Idempotent.
 func (m *MemoryInfo) Release() {
 	if m != nil && m.p != nil {
 		C.vort_release_memory_info(m.p)
@@ -48,53 +68,66 @@ func (m *MemoryInfo) Release() {
 	}
 }
 
-// Value is an ORT tensor over memory the caller owns and keeps alive until Release.
-type Value struct {
-	p     *C.OrtValue
-	Shape []int64
-}
+// Value is an ONNX Runtime value (OrtValue), here always a tensor. A Value from NewTensor
+// wraps memory the caller owns and must keep alive, unchanged in place, until Release.
+type Value struct{ p *C.OrtValue }
 
-// NewTensor wraps native memory at data (bytes long: host memory from Alloc, or a device
-// pointer with a CUDA MemoryInfo) as a tensor of elem type and shape. data must not be Go heap
-// memory: ORT keeps the pointer.
+// NewTensor wraps bytes of memory at data as a tensor of element type elem (Float32 …) and
+// shape, described by m (host memory from Alloc with a CPU MemoryInfo, or a device pointer
+// with a CUDA one) (CreateTensorWithDataAsOrtValue). data must not point into the Go heap:
+// ONNX Runtime keeps the pointer. bytes must hold at least ∏shape elements.
 func NewTensor(m *MemoryInfo, data unsafe.Pointer, bytes int, elem int, shape []int64) (*Value, error) {
-	if len(shape) == 0 || len(shape) > 8 {
-		return nil, fmt.Errorf("ort: tensor rank %d unsupported", len(shape))
+	if data == nil {
+		return nil, fmt.Errorf("ort: CreateTensorWithDataAsOrtValue: nil data")
 	}
-	var dims [8]C.int64_t
+	dims := (*C.int64_t)(C.calloc(C.size_t(len(shape)+1), 8))
+	defer C.free(unsafe.Pointer(dims))
 	for i, d := range shape {
-		dims[i] = C.int64_t(d)
+		unsafe.Slice(dims, len(shape))[i] = C.int64_t(d)
 	}
-	v := Value{Shape: append([]int64(nil), shape...)}
-	if err := check("CreateTensorWithDataAsOrtValue", C.vort_create_tensor(m.p, data, C.size_t(bytes),
-		&dims[0], C.size_t(len(shape)), C.int(elem), &v.p)); err != nil {
+	var v Value
+	if err := check(C.vort_create_tensor(m.p, data, C.size_t(bytes), dims, C.size_t(len(shape)), C.int(elem), &v.p),
+		"CreateTensorWithDataAsOrtValue", fmt.Sprint(shape)); err != nil {
 		return nil, err
 	}
 	return &v, nil
 }
 
-// TensorShape returns the value's current shape.
-func (v *Value) TensorShape() ([]int64, error) {
-	var dims [8]C.int64_t
-	nd := C.size_t(len(dims))
-	if err := check("GetTensorTypeAndShape", C.vort_tensor_shape(v.p, &dims[0], &nd)); err != nil {
-		return nil, err
+// IsNil reports whether v holds no value (an empty Values slot).
+func (v Value) IsNil() bool { return v.p == nil }
+
+// Shape writes the tensor's current shape into dst (grown if too short) and returns it. With a
+// dst of sufficient capacity it allocates nothing on the Go heap.
+func (v Value) Shape(dst []int64) ([]int64, error) {
+	dst = dst[:cap(dst)]
+	var dims *C.int64_t
+	if len(dst) > 0 {
+		dims = (*C.int64_t)(unsafe.Pointer(&dst[0]))
 	}
-	out := make([]int64, nd)
-	for i := range out {
-		out[i] = int64(dims[i])
+	r := C.vort_value_shape(v.p, dims, C.size_t(len(dst)))
+	if err := check(r.status, "GetTensorTypeAndShape", ""); err != nil {
+		return dst[:0], err
 	}
-	return out, nil
+	if int(r.ndims) > len(dst) {
+		return v.Shape(make([]int64, int(r.ndims)))
+	}
+	return dst[:r.ndims], nil
 }
 
-// Data returns the tensor's data pointer.
-func (v *Value) Data() (unsafe.Pointer, error) {
-	var p unsafe.Pointer
-	err := check("GetTensorMutableData", C.vort_tensor_data(v.p, &p))
-	return p, err
+// ElementType returns the tensor's element type (Float32 …).
+func (v Value) ElementType() (int, error) {
+	r := C.vort_value_shape(v.p, nil, 0)
+	return int(r.elem), check(r.status, "GetTensorTypeAndShape", "")
 }
 
-// Release frees the value (not the memory it wraps).
+// Data returns the address of the tensor's data (host or device memory, per its MemoryInfo)
+// (GetTensorMutableData).
+func (v Value) Data() (unsafe.Pointer, error) {
+	r := C.vort_value_data(v.p)
+	return r.data, check(r.status, "GetTensorMutableData", "")
+}
+
+// Release frees the value, not the memory a NewTensor value wraps. Idempotent.
 func (v *Value) Release() {
 	if v != nil && v.p != nil {
 		C.vort_release_value(v.p)
@@ -102,8 +135,13 @@ func (v *Value) Release() {
 	}
 }
 
-// Alloc returns n bytes of 64-byte aligned, zeroed native memory; free with Free.
+// Alloc returns n > 0 bytes of zeroed host memory aligned to 64 bytes (posix_memalign), or nil
+// when out of memory. Free it with Free. It is outside the Go heap, so ONNX Runtime may keep
+// pointers to it, and Go may view it with unsafe.Slice.
 func Alloc(n int) unsafe.Pointer {
+	if n <= 0 {
+		return nil
+	}
 	var p unsafe.Pointer
 	if C.posix_memalign(&p, 64, C.size_t(n)) != 0 {
 		return nil
@@ -112,55 +150,66 @@ func Alloc(n int) unsafe.Pointer {
 	return p
 }
 
-// Free frees memory from Alloc.
+// Free frees memory from Alloc (nil is a no-op).
 func Free(p unsafe.Pointer) { C.free(p) }
 
-// IoBinding binds inputs and outputs (host or device memory) to a session for RunWithBinding.
-type IoBinding struct {
-	p *C.OrtIoBinding
-	s *Session
+// HostTensor is a tensor over host memory it owns (Alloc'ed, zeroed): a Value plus its buffer.
+type HostTensor struct {
+	Value
+	Type  int     // element type
+	Shape []int64 // fixed at creation
+	ptr   unsafe.Pointer
+	bytes int
 }
 
-// NewIoBinding creates a binding for s.
-func (s *Session) NewIoBinding() (*IoBinding, error) {
-	b := IoBinding{s: s}
-	if err := check("CreateIoBinding", C.vort_create_io_binding(s.p, &b.p)); err != nil {
+// NewHostTensor allocates a zeroed host tensor of element type elem and shape (all dims > 0).
+func NewHostTensor(m *MemoryInfo, elem int, shape []int64) (*HostTensor, error) {
+	size := ElementSize(elem)
+	n := 1
+	for _, d := range shape {
+		if d <= 0 {
+			return nil, fmt.Errorf("ort: NewHostTensor: shape %v has a non-positive dimension", shape)
+		}
+		n *= int(d)
+	}
+	if size == 0 {
+		return nil, fmt.Errorf("ort: NewHostTensor: unsupported element type %s", TypeName(elem))
+	}
+	t := &HostTensor{Type: elem, Shape: append([]int64(nil), shape...), bytes: n * size}
+	if t.ptr = Alloc(t.bytes); t.ptr == nil {
+		return nil, fmt.Errorf("ort: NewHostTensor: cannot allocate %d bytes for %v", t.bytes, shape)
+	}
+	v, err := NewTensor(m, t.ptr, t.bytes, elem, shape)
+	if err != nil {
+		Free(t.ptr)
 		return nil, err
 	}
-	return &b, nil
+	t.Value = *v
+	return t, nil
 }
 
-// BindInput binds the named input to v.
-func (b *IoBinding) BindInput(name string, v *Value) error {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	return check("BindInput "+name, C.vort_bind_input(b.p, cs, v.p))
+// Ptr returns the buffer's address.
+func (t *HostTensor) Ptr() unsafe.Pointer { return t.ptr }
+
+// Bytes returns the buffer as bytes (valid until Release).
+func (t *HostTensor) Bytes() []byte { return unsafe.Slice((*byte)(t.ptr), t.bytes) }
+
+// Float32 returns the buffer as float32s (valid until Release); nil unless the type is Float32.
+func (t *HostTensor) Float32() []float32 {
+	if t.Type != Float32 || t.ptr == nil {
+		return nil
+	}
+	return unsafe.Slice((*float32)(t.ptr), t.bytes/4)
 }
 
-// BindOutput binds the named output to preallocated v.
-func (b *IoBinding) BindOutput(name string, v *Value) error {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	return check("BindOutput "+name, C.vort_bind_output(b.p, cs, v.p))
-}
-
-// BindOutputToDevice lets ORT allocate the named output on m's device.
-func (b *IoBinding) BindOutputToDevice(name string, m *MemoryInfo) error {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	return check("BindOutputToDevice "+name, C.vort_bind_output_to_device(b.p, cs, m.p))
-}
-
-// Run runs the session with the bound inputs and outputs.
-func (b *IoBinding) Run() error { return check("RunWithBinding", C.vort_run_with_binding(b.s.p, b.p)) }
-
-// Clear unbinds all inputs and outputs.
-func (b *IoBinding) Clear() { C.vort_clear_bound(b.p) }
-
-// Release frees the binding.
-func (b *IoBinding) Release() {
-	if b != nil && b.p != nil {
-		C.vort_release_io_binding(b.p)
-		b.p = nil
+// Release frees the value and the buffer. Idempotent.
+func (t *HostTensor) Release() {
+	if t == nil {
+		return
+	}
+	t.Value.Release()
+	if t.ptr != nil {
+		Free(t.ptr)
+		t.ptr = nil
 	}
 }

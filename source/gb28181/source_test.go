@@ -1,7 +1,6 @@
 package gb28181
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -30,17 +29,8 @@ func open(t *testing.T, s *Source) *Source {
 
 func readUntil(t *testing.T, s *Source, m *sourcetest.Matcher, done func(*media.AccessUnit) bool, timeout time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	for {
-		au, err := s.Read(ctx)
-		if err != nil {
-			t.Fatalf("read after %d access units: %v (stats %+v, demux %+v)", m.Matched, err, s.Stats(), s.DemuxStats())
-		}
-		m.Check(t, au)
-		if done(au) {
-			return
-		}
+	if err := sourcetest.ReadUntil(s, m, done, timeout); err != nil {
+		t.Fatalf("%v (stats %+v, demux %+v)", err, s.Stats(), s.DemuxStats())
 	}
 }
 
@@ -59,7 +49,7 @@ func TestUDP(t *testing.T) {
 			snd := newSender(c, 0x10000001, ps.Quirks{})
 			snd.run(0, len(c.Samples), udpWriter(t, fmt.Sprintf("127.0.0.1:%d", port)))
 			m := &sourcetest.Matcher{Clip: c}
-			readUntil(t, s, m, all(m), 30*time.Second)
+			readUntil(t, s, m, m.All, 30*time.Second)
 			st, ds := s.Stats(), s.DemuxStats()
 			if m.Skipped != 0 || st.Lost != 0 || st.Dropped != 0 || ds.Frames != uint64(len(c.Samples)) || ds.NoStreamMap != 0 {
 				t.Fatalf("skipped %d; stats %+v; demux %+v", m.Skipped, st, ds)
@@ -80,7 +70,7 @@ func TestVendorQuirks(t *testing.T) {
 	q := ps.Quirks{NoStreamMap: true, NoPTS: true, PackStuffing: 3, Junk: []byte{0, 0, 0, 0}, Unbounded: true, Audio: true}
 	newSender(c, 77, q).run(0, len(c.Samples), udpWriter(t, fmt.Sprintf("127.0.0.1:%d", port)))
 	m := &sourcetest.Matcher{Clip: c, PTSTolerance: time.Second} // no PTS: stamped from RTP (decoding order)
-	readUntil(t, s, m, all(m), 30*time.Second)
+	readUntil(t, s, m, m.All, 30*time.Second)
 	ds := s.DemuxStats()
 	n := uint64(len(c.Samples))
 	if ds.NoStreamMap != n || ds.PESWithoutPTS != n || ds.PackStuffing != n || ds.JunkBytes != 4*n || ds.UnboundedPES != n || ds.AudioPES != n {
@@ -109,10 +99,12 @@ func TestSharedPort(t *testing.T) {
 	go func() {
 		defer close(done)
 		m2 = &sourcetest.Matcher{Clip: c2}
-		readUntil(t, s2, m2, all(m2), 30*time.Second)
+		if err := sourcetest.ReadUntil(s2, m2, m2.All, 30*time.Second); err != nil {
+			t.Errorf("stream 2: %v", err)
+		}
 	}()
 	m1 := &sourcetest.Matcher{Clip: c1}
-	readUntil(t, s1, m1, all(m1), 30*time.Second)
+	readUntil(t, s1, m1, m1.All, 30*time.Second)
 	<-done
 	if st := s1.Stats(); st.Foreign == 0 || st.Lost != 0 || m1.Skipped != 0 {
 		t.Fatalf("stream 1: skipped %d, stats %+v", m1.Skipped, st)

@@ -24,17 +24,8 @@ var clips = []string{"videos/car-detection.mp4", "videos/person-bicycle-car_hevc
 // readUntil reads and checks access units until done reports true.
 func readUntil(t *testing.T, s *Source, m *sourcetest.Matcher, done func(au *media.AccessUnit) bool, timeout time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	for {
-		au, err := s.Read(ctx)
-		if err != nil {
-			t.Fatalf("read after %d access units: %v (stats %+v)", m.Matched, err, s.Stats())
-		}
-		m.Check(t, au)
-		if done(au) {
-			return
-		}
+	if err := sourcetest.ReadUntil(s, m, done, timeout); err != nil {
+		t.Fatalf("%v (stats %+v)", err, s.Stats())
 	}
 }
 
@@ -63,10 +54,19 @@ func TestPlay(t *testing.T) {
 				srv.start()
 				s := open(t, &Source{URL: srv.url(), Transport: transport})
 				m := &sourcetest.Matcher{Clip: c}
-				readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == len(c.Samples) }, 30*time.Second)
+				var wall time.Time
+				readUntil(t, s, m, func(au *media.AccessUnit) bool {
+					if !au.Wallclock.IsZero() {
+						wall = au.Wallclock
+					}
+					return m.Matched == len(c.Samples)
+				}, 30*time.Second)
 				st := s.Stats()
 				if m.Skipped != 0 || st.Connects != 1 || st.Lost != 0 || st.Dropped != 0 {
 					t.Fatalf("skipped %d; stats %+v", m.Skipped, st)
+				}
+				if st.SenderReports == 0 || wall.IsZero() || time.Since(wall).Abs() > time.Minute {
+					t.Fatalf("no capture time from RTCP sender reports (%d): %v", st.SenderReports, wall)
 				}
 				if info := s.Info(); info.Codec != c.Codec || info.Width != 768 || info.Height != 432 {
 					t.Fatalf("info %+v", info)
@@ -177,6 +177,27 @@ func TestServerRestart(t *testing.T) {
 			srv := &testServer{t: t, forma: forma, aus: aus, rate: 8}
 			srv.start()
 			s := open(t, &Source{URL: srv.url(), Transport: transport, Backoff: []time.Duration{200 * time.Millisecond}})
+
+			// another stream, from another server, plays on undisturbed
+			c2 := sourcetest.LoadClip(t, clips[1])
+			forma2, aus2 := clipFormat(t, c2, false)
+			other := &testServer{t: t, forma: forma2, aus: aus2, rate: 8}
+			other.start()
+			s2 := open(t, &Source{URL: other.url(), Transport: transport})
+			otherDone := make(chan struct{})
+			go func() {
+				defer close(otherDone)
+				m2 := &sourcetest.Matcher{Clip: c2}
+				if err := sourcetest.ReadUntil(s2, m2, m2.All, 30*time.Second); err != nil {
+					t.Errorf("the other stream: %v", err)
+					return
+				}
+				if st := s2.Stats(); m2.Skipped != 0 || st.Reconnects != 0 || st.Discontinuities != 0 {
+					t.Errorf("the other stream was disturbed: skipped %d, stats %+v", m2.Skipped, st)
+				}
+			}()
+			defer func() { <-otherDone }()
+
 			m := &sourcetest.Matcher{Clip: c}
 			readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 80 }, 30*time.Second)
 			srv.close()
