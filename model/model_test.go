@@ -180,7 +180,7 @@ func TestBadModels(t *testing.T) {
 		decl config.Model
 		want string
 	}{
-		{"not onnx", config.Model{Path: text}, "is it an ONNX model"},
+		{"not onnx", config.Model{Path: text}, "not a valid ONNX model"},
 		{"missing", config.Model{Path: filepath.Join(tmp, "missing.onnx")}, "no such file"},
 		{"labels count", config.Model{Path: yolox, Labels: labels3}, "name 3 classes but the model outputs 80"},
 		{"labels missing", config.Model{Path: yolox, Labels: filepath.Join(tmp, "none.names")}, "no such file"},
