@@ -39,8 +39,13 @@ func Load(c config.Model) (*Model, error) {
 		c.Name = strings.TrimSuffix(filepath.Base(c.Path), filepath.Ext(c.Path))
 	}
 	t0 := time.Now()
-	sess, err := infer.Open(infer.Config{Path: c.Path, IntraOpThreads: c.IntraOpThreads,
+	bytes, unmap, err := mapFile(c.Path)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", c.Name, err)
+	}
+	sess, err := infer.Open(infer.Config{Path: c.Path, Model: bytes, IntraOpThreads: c.IntraOpThreads,
 		Provider: c.Provider, MaxBatch: c.MaxBatch})
+	unmap()
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)
 	}
@@ -66,7 +71,7 @@ func (m *Model) configure(c config.Model) error {
 	fam := detect.Family(c.Family)
 	if fam == "" {
 		var err error
-		if fam, err = detect.DetectFamily(w, h, m.sess.Outputs()); err != nil {
+		if fam, err = detect.DetectFamilyAt(w, h, m.sess.Outputs()); err != nil {
 			return err
 		}
 	}
@@ -83,8 +88,11 @@ func (m *Model) configure(c config.Model) error {
 	if err := m.Pre.Validate(); err != nil {
 		return err
 	}
-	m.Post = detect.Params{ScoreThreshold: ps.score, NMSIoU: ps.nms, ClassAgnosticNMS: c.ClassAgnosticNMS,
-		MaxDetections: c.MaxDetections, InputWidth: w, InputHeight: h}
+	m.Post = detect.DefaultParams(fam)
+	m.Post.ClassAgnosticNMS, m.Post.InputWidth, m.Post.InputHeight = c.ClassAgnosticNMS, w, h
+	if c.MaxDetections > 0 {
+		m.Post.MaxDetections = c.MaxDetections
+	}
 	if c.ScoreThreshold != nil {
 		m.Post.ScoreThreshold = *c.ScoreThreshold
 	}
@@ -92,34 +100,30 @@ func (m *Model) configure(c config.Model) error {
 		m.Post.NMSIoU = *c.NMSIoU
 	}
 	// Validate the layout without labels first, to learn the class count.
+	defLabels := m.Post.Labels
+	m.Post.Labels, m.Post.LabelsFile = nil, ""
 	dec, err := detect.NewDecoder(fam, m.sess.Outputs(), m.Post)
 	if err != nil {
 		return err
 	}
-	labels, err := resolveLabels(c.Labels, ps.labels, dec.Classes())
+	labels, err := resolveLabels(c.Labels, defLabels, dec.Classes())
 	if err != nil {
 		return err
 	}
-	m.Post.Labels = labels
+	m.Post.Labels, m.Post.LabelsFile = labels, c.Labels
 	_, err = detect.NewDecoder(fam, m.sess.Outputs(), m.Post)
 	return err
 }
 
 // resolveLabels: an explicit labels file (or "coco80") must match the class count; the family's
 // default labels apply only when they match, else classes are named class_N.
-func resolveLabels(given, def string, classes int) ([]string, error) {
+func resolveLabels(given string, def []string, classes int) ([]string, error) {
 	var l []string
 	var err error
 	switch given {
 	case "":
-		switch def {
-		case "coco80":
-			l = detect.COCO80()
-		case "face":
-			l = []string{"face"}
-		}
-		if len(l) == classes {
-			return l, nil
+		if len(def) == classes {
+			return def, nil
 		}
 		l = make([]string, classes)
 		for i := range l {

@@ -32,6 +32,7 @@ func detectCmd(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	newLogger("warn", false)
 	if *modelPath == "" || *input == "" {
 		fs.Usage()
 		return errors.New("detect needs --model and --input")

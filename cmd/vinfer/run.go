@@ -178,6 +178,7 @@ func newLogger(level string, asJSON bool) *slog.Logger {
 	}
 	lg := slog.New(h)
 	slog.SetDefault(lg)
+	quietFFmpeg(l <= slog.LevelDebug)
 	return lg
 }
 
