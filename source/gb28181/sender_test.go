@@ -23,6 +23,7 @@ type sender struct {
 	seq   uint16
 	ts0   uint32
 	rate  float64 // times real time
+	shift int64   // added to the clip's timestamps (90 kHz)
 	frame []byte
 	pkt   pionrtp.Packet
 }
@@ -34,12 +35,12 @@ func newSender(c *sourcetest.Clip, ssrc uint32, q ps.Quirks) *sender {
 // packets returns the RTP packets of sample i.
 func (s *sender) packets(i int) [][]byte {
 	smp := s.clip.Samples[i]
-	s.frame = s.mux.Frame(s.frame[:0], s.clip.AnnexB(i), smp.PTS+90000, smp.DTS+90000, smp.Key)
+	s.frame = s.mux.Frame(s.frame[:0], s.clip.AnnexB(i), smp.PTS+90000+s.shift, smp.DTS+90000+s.shift, smp.Key)
 	var out [][]byte
 	for b := s.frame; len(b) > 0; {
 		n := min(len(b), 1400)
 		s.pkt = pionrtp.Packet{Header: pionrtp.Header{
-			Version: 2, PayloadType: 96, SequenceNumber: s.seq, Timestamp: s.ts0 + uint32(smp.DTS),
+			Version: 2, PayloadType: 96, SequenceNumber: s.seq, Timestamp: s.ts0 + uint32(smp.DTS+s.shift),
 			SSRC: s.ssrc, Marker: n == len(b),
 		}, Payload: b[:n]}
 		raw, err := s.pkt.Marshal()
