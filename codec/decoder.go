@@ -148,6 +148,8 @@ func (d *Decoder) Init() error {
 		d.Close()
 		return fmt.Errorf("codec: opening FFmpeg's %v decoder: %w", d.Codec, err)
 	}
+	d.pool = frame.NewPool(d.Name, d.Frames, newSWFrame)
+	d.stats.Pools = 1
 	return nil
 }
 
@@ -185,22 +187,31 @@ func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*f
 	}
 	d.stats.AccessUnits++
 	var sendErr error
-	for {
+	for try := 0; ; try++ {
 		st, err := ffmpeg.SendPacket(d.cc, d.pkt, au.Data, int64(au.PTS), int64(au.DTS), flags)
 		if err != nil {
 			d.stats.Rejected++
 			sendErr = &DecodeError{PTS: au.PTS, Reason: "rejected access unit", Err: err}
 			break
 		}
-		if st != ffmpeg.Again {
+		if st == ffmpeg.OK {
 			break
 		}
-		// the decoder holds output: drain it, then send again
+		if try == 2 { // drained twice and still refused: FFmpeg's state is broken
+			return fmt.Errorf("codec: the %v decoder accepts no input (status %d)", d.Codec, st)
+		}
+		// the decoder holds output (receive drains it) or was left at end of stream (reset)
+		if st == ffmpeg.EOF {
+			ffmpeg.FlushDecoder(d.cc)
+		}
 		if err := d.receive(ctx, emit); err != nil {
-			return err
+			if !errors.Is(err, ErrCorrupt) {
+				return err
+			}
+			sendErr = err
 		}
 	}
-	if err := d.receive(ctx, emit); err != nil {
+	if err := d.receive(ctx, emit); err != nil && (sendErr == nil || !errors.Is(err, ErrCorrupt)) {
 		return err
 	}
 	return sendErr
@@ -225,13 +236,16 @@ func (d *Decoder) Flush(ctx context.Context, emit func(*frame.Frame) error) erro
 // error, concealed errors) is counted and reported after the others were emitted.
 func (d *Decoder) receive(ctx context.Context, emit func(*frame.Frame) error) error {
 	var lost error
-	for {
+	for failures := 0; ; {
 		st, err := ffmpeg.ReceiveFrame(d.cc, d.scratch)
 		if err != nil {
 			// with frame threading an access unit's error surfaces here
 			d.stats.Rejected++
 			if lost == nil {
 				lost = &DecodeError{PTS: -1, Reason: "decoding failed", Err: err}
+			}
+			if failures++; failures > 64 { // one per frame thread at most, normally
+				return lost
 			}
 			continue
 		}
@@ -272,7 +286,10 @@ func (d *Decoder) take(ctx context.Context) (*frame.Frame, error) {
 			key.format = astiav.PixelFormatYuvj420P
 		}
 	}
-	if d.pool == nil || key != d.poolKey {
+	switch {
+	case d.poolKey == (poolKey{}):
+		d.poolKey = key // the first picture: Init's pool serves it
+	case key != d.poolKey:
 		d.newPool(key)
 	}
 	f, err := d.pool.Get(ctx)
@@ -336,10 +353,8 @@ func (d *Decoder) fullRange() bool {
 
 // newPool replaces the frame pool for pictures described by key.
 func (d *Decoder) newPool(key poolKey) {
-	if d.pool != nil {
-		d.pool.Close() // frees the idle frames; held ones are freed on release
-		d.retired = append(d.retired, d.pool)
-	}
+	d.pool.Close() // frees the idle frames; held ones are freed on release
+	d.retired = append(d.retired, d.pool)
 	d.poolKey = key
 	d.stats.Pools++
 	d.pool = frame.NewPool(fmt.Sprintf("%s %dx%d", d.Name, key.width, key.height), d.Frames, newSWFrame)
@@ -369,7 +384,8 @@ func (d *Decoder) convert(dst *astiav.Frame, key poolKey) error {
 	return nil
 }
 
-// Pool returns the current frame pool (accounting; replaced after a size change).
+// Pool returns the current frame pool, for accounting. It is replaced when the picture size
+// changes, so read it again rather than keeping it.
 func (d *Decoder) Pool() *frame.Pool { return d.pool }
 
 // Stats returns the decoder's counters.
