@@ -95,6 +95,8 @@ int vf_nvdec_receive(vf_nvdec *d, AVFrame *dst) {
 	return ret;
 }
 
+void vf_nvdec_flush(vf_nvdec *d) { avcodec_flush_buffers(d->cc); }
+
 void vf_nvdec_close(vf_nvdec *d) {
 	if (!d) return;
 	avcodec_free_context(&d->cc);

@@ -48,11 +48,12 @@ type NVDEC struct {
 	// added to the decoder's surfaces; NVDEC has at most 32). Default 4.
 	Frames int
 
-	d    *C.vf_nvdec
-	pool *frame.Pool
-	errs [256]C.char
-	info C.vf_frame_info
-	n    int64
+	d      *C.vf_nvdec
+	pool   *frame.Pool
+	errs   [256]C.char
+	info   C.vf_frame_info
+	n      int64
+	synced bool // a key frame was sent
 }
 
 // avFrame is the native backing of an NVDEC frame.
@@ -103,21 +104,63 @@ func (d *NVDEC) Init() error {
 // Pool returns the decoder's frame pool (for accounting).
 func (d *NVDEC) Pool() *frame.Pool { return d.pool }
 
-// Decode sends one access unit (nil: end of stream, drain) and calls emit for each frame that
-// comes out, in presentation order. emit owns the frame and must Release it; when the pool is
-// exhausted Decode waits for a Release (backpressure) until ctx ends. Errors from FFmpeg are
-// returned with the access unit's PTS; a corrupt access unit yields an error, after which the
-// next key frame resumes decoding.
-func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame)) error {
-	var r C.int
-	if au == nil {
-		r = C.vf_nvdec_send(d.d, nil, 0, 0)
-	} else if len(au.Data) > 0 {
-		r = C.vf_nvdec_send(d.d, (*C.uint8_t)(unsafe.Pointer(&au.Data[0])), C.int(len(au.Data)), C.int64_t(au.PTS))
+// Decode sends one access unit and calls emit for every frame that comes out, in presentation
+// order, with the contract of Decoder.Decode: emit owns one reference to the frame (it must
+// Release it or pass it on) and an error from emit stops Decode and is returned; access units
+// before the first key frame are skipped with a *DecodeError (ErrCorrupt), as are units FFmpeg
+// rejects; when every frame of the pool is held, Decode waits for a Release (backpressure) and
+// returns ctx.Err() if ctx ends first. Call it from the goroutine that owns Stream's work
+// (cuda.Device.RunLocked).
+func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
+	if d.d == nil {
+		return errors.New("codec: NVDEC Decode before Init or after Close")
 	}
-	if r < 0 && r != C.vf_eof() {
-		return fmt.Errorf("codec: NVDEC decoding access unit at %v: %s", au.PTS, averr(r))
+	if !d.synced {
+		if !au.Key {
+			return &DecodeError{PTS: au.PTS, Reason: "waiting for the first key frame"}
+		}
+		d.synced = true
 	}
+	if len(au.Data) == 0 {
+		return nil
+	}
+	var sendErr error
+	for {
+		r := C.vf_nvdec_send(d.d, (*C.uint8_t)(unsafe.Pointer(&au.Data[0])), C.int(len(au.Data)), C.int64_t(au.PTS))
+		if r == C.vf_eagain() { // the decoder holds output: drain it, then send again
+			if err := d.receive(ctx, emit); err != nil {
+				return err
+			}
+			continue
+		}
+		if r < 0 {
+			sendErr = &DecodeError{PTS: au.PTS, Reason: "NVDEC rejected access unit", Err: errors.New(averr(r))}
+		}
+		break
+	}
+	if err := d.receive(ctx, emit); err != nil {
+		return err
+	}
+	return sendErr
+}
+
+// Flush drains the frames the decoder still holds at the end of the stream and emits them;
+// the decoder can then decode a new stream, from a key frame.
+func (d *NVDEC) Flush(ctx context.Context, emit func(*frame.Frame) error) error {
+	if d.d == nil {
+		return errors.New("codec: NVDEC Flush before Init or after Close")
+	}
+	if r := C.vf_nvdec_send(d.d, nil, 0, 0); r < 0 && r != C.vf_eof() {
+		return fmt.Errorf("codec: draining NVDEC: %s", averr(r))
+	}
+	err := d.receive(ctx, emit)
+	C.vf_nvdec_flush(d.d)
+	d.synced = false
+	return err
+}
+
+// receive emits every picture the decoder has ready.
+func (d *NVDEC) receive(ctx context.Context, emit func(*frame.Frame) error) error {
 	for {
 		f, err := d.pool.Get(ctx)
 		if err != nil {
@@ -131,7 +174,7 @@ func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*fra
 		}
 		if r < 0 {
 			f.Release()
-			return fmt.Errorf("codec: NVDEC receiving frame: %s", averr(r))
+			return &DecodeError{PTS: -1, Reason: "NVDEC lost a picture", Err: errors.New(averr(r))}
 		}
 		C.vf_frame_info_get(b.f, &d.info)
 		if d.info.format != C.vf_pix_nv12() {
@@ -147,7 +190,9 @@ func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*fra
 		f.PTS = time.Duration(d.info.pts)
 		f.Index = d.n
 		d.n++
-		emit(f)
+		if err := emit(f); err != nil {
+			return err
+		}
 	}
 }
 

@@ -16,6 +16,8 @@ int vf_nvdec_send(vf_nvdec *d, const uint8_t *data, int size, int64_t pts);
 // vf_nvdec_receive moves the next decoded frame into dst (0), or returns AVERROR(EAGAIN) /
 // AVERROR_EOF.
 int vf_nvdec_receive(vf_nvdec *d, AVFrame *dst);
+// vf_nvdec_flush resets the decoder after a drain (avcodec_flush_buffers).
+void vf_nvdec_flush(vf_nvdec *d);
 void vf_nvdec_close(vf_nvdec *d);
 
 // Frame accessors (AVFrame fields, so that Go needs no struct layout).

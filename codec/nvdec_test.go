@@ -108,7 +108,7 @@ func TestNVDECMatchesSoftware(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		emit := func(f *frame.Frame) {
+		emit := func(f *frame.Frame) error {
 			defer f.Release()
 			if f.Width != w || f.Height != h || !f.OnDevice() {
 				t.Fatalf("frame %dx%d on device %v", f.Width, f.Height, f.OnDevice())
@@ -123,13 +123,14 @@ func TestNVDECMatchesSoftware(t *testing.T) {
 				}
 			}
 			frames++
+			return nil
 		}
 		for i := range aus {
 			if err := dec.Decode(context.Background(), &aus[i], emit); err != nil {
 				return err
 			}
 		}
-		return dec.Decode(context.Background(), nil, emit)
+		return dec.Flush(context.Background(), emit)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -109,7 +109,7 @@ func decodeStream(d *cuda.Device, c *clip, repeat, limit int, start <-chan struc
 		if start != nil {
 			<-start
 		}
-		emit := func(f *frame.Frame) { n++; f.Release() }
+		emit := func(f *frame.Frame) error { n++; f.Release(); return nil }
 		ctx := context.Background()
 		aus := c.aus
 		if limit > 0 && limit < len(aus) {
@@ -122,7 +122,7 @@ func decodeStream(d *cuda.Device, c *clip, repeat, limit int, start <-chan struc
 				}
 			}
 		}
-		if err := dec.Decode(ctx, nil, emit); err != nil {
+		if err := dec.Flush(ctx, emit); err != nil {
 			return err
 		}
 		return s.Synchronize()

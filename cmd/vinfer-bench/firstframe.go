@@ -141,25 +141,21 @@ func firstFrame(c *clip, phases *[6]time.Duration) (time.Duration, error) {
 		defer dec.Close()
 		mark(3)
 		var got *frame.Frame
+		keep := func(f *frame.Frame) error {
+			if got == nil {
+				got = f
+			} else {
+				f.Release()
+			}
+			return nil
+		}
 		for i := 0; got == nil && i < len(c.aus); i++ {
-			if err := dec.Decode(context.Background(), &c.aus[i], func(f *frame.Frame) {
-				if got == nil {
-					got = f
-				} else {
-					f.Release()
-				}
-			}); err != nil {
+			if err := dec.Decode(context.Background(), &c.aus[i], keep); err != nil {
 				return err
 			}
 		}
 		if got == nil {
-			if err := dec.Decode(context.Background(), nil, func(f *frame.Frame) {
-				if got == nil {
-					got = f
-				} else {
-					f.Release()
-				}
-			}); err != nil {
+			if err := dec.Flush(context.Background(), keep); err != nil {
 				return err
 			}
 		}

@@ -195,25 +195,27 @@ func feedStream(ctx context.Context, cfg config, d *cuda.Device, c *clip, out ch
 		// arrival times by frame number (PTS order), a ring deep enough for B-frame reordering
 		var arrivals [64]time.Time
 		frameDur := time.Duration(float64(time.Second) / cfg.fps)
-		var emitErr error
-		emit := func(f *frame.Frame) {
+		emit := func(f *frame.Frame) error {
 			ev := events[f]
 			if ev == nil {
-				if ev, emitErr = d.NewEvent(false); emitErr != nil {
+				var err error
+				if ev, err = d.NewEvent(false); err != nil {
 					f.Release()
-					return
+					return err
 				}
 				events[f] = ev
 			}
-			if emitErr = ev.Record(s); emitErr != nil {
+			if err := ev.Record(s); err != nil {
 				f.Release()
-				return
+				return err
 			}
 			n := int64((f.PTS + frameDur/2) / frameDur)
 			select {
 			case out <- item{f: f, ready: ev, arrival: arrivals[n%64]}:
+				return nil
 			case <-ctx.Done():
 				f.Release()
+				return ctx.Err()
 			}
 		}
 		clipLen := time.Duration(len(c.aus)) * frameDur
@@ -247,12 +249,9 @@ func feedStream(ctx context.Context, cfg config, d *cuda.Device, c *clip, out ch
 				if err := dec.Decode(ctx, &au, emit); err != nil {
 					return err
 				}
-				if emitErr != nil {
-					return emitErr
-				}
 			}
 		}
-		return dec.Decode(ctx, nil, emit)
+		return dec.Flush(ctx, emit)
 	})
 }
 
