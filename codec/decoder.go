@@ -161,9 +161,13 @@ func (d *Decoder) Init() error {
 // caller counts a drop and continues, and decoding recovers by the next key frame at the
 // latest. Access units before the first key frame are skipped with such an error too. Decode
 // returns ctx.Err() when ctx ends while it waits for a free frame (the picture is dropped).
+// A nil au drains the decoder like Flush (NVDEC's convention).
 func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
 	if d.cc == nil {
 		return errors.New("codec: Decode before Init or after Close")
+	}
+	if au == nil {
+		return d.Flush(ctx, emit)
 	}
 	if !d.synced {
 		if !au.Key {
