@@ -3,6 +3,7 @@
 #   - Debian packages: Go toolchain deps (gcc, pkg-config), FFmpeg 5.1 dev libraries, ffmpeg CLI
 #     (test peers), python3-onnx (test model generator), chromium (browser tests), npm.
 #   - ONNX Runtime 1.30.0 CPU library from npm onnxruntime-node@1.30.0 -> third_party/ort/lib/
+#   - bin/vinfer, built
 #   - models, labels, videos, images -> assets/ (copied from ../shared/assets, else downloaded
 #     from the public sources in scripts/assets.sha256 with sha256 checks)
 # Env: VINFER_SKIP_APT=1 skips apt; VINFER_ASSETS_SRC=DIR copies assets from DIR.
@@ -45,4 +46,8 @@ fi
 
 # Assets.
 "$root"/scripts/assets.sh
-log "ok"
+
+# The binary.
+log "building bin/vinfer"
+go build -o bin/vinfer ./cmd/vinfer
+log "ok: run ./bin/vinfer run"
