@@ -30,8 +30,9 @@ var _ source.Source = (*Source)(nil)
 // nanos is the time base of time.Duration.
 var nanos = astiav.NewRational(1, int(time.Second))
 
-// Source reads the best video stream of one file. Read is not safe for concurrent use; Info,
-// Live and Close are.
+// Source reads the first H.264 or H.265 video stream of one file. Read and Close must not run
+// concurrently (call Close after the reader stopped); Info, Live and Loops may be called from
+// any goroutine.
 //
 // Timestamps: PTS and DTS are the container's, rescaled from the stream time base to
 // time.Duration and counted from the stream's start time (its first PTS), so the first frame
@@ -44,7 +45,7 @@ var nanos = astiav.NewRational(1, int(time.Second))
 // Read does not allocate in steady state: AccessUnit.Data is a view of FFmpeg's packet buffer,
 // valid until the next Read or Close.
 type Source struct {
-	// Path of the file (or any URL FFmpeg's protocols open, e.g. a named pipe).
+	// Path of the file.
 	Path string
 	// Loop restarts at the beginning at the end of the file instead of returning io.EOF. PTS and
 	// DTS keep increasing across restarts: each pass is offset by the length of the previous
