@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/asticode/go-astiav"
@@ -67,9 +68,9 @@ type Source struct {
 	start   int64 // stream start in tb; NoPtsValue until known
 	maxPTS  int64 // largest relative PTS of the current pass
 	lastDTS int64
-	offset  int64 // loop offset in tb
-	passAUs int64 // access units delivered in the current pass
-	loops   int
+	offset  int64        // loop offset in tb
+	passAUs int64        // access units delivered in the current pass
+	loops   atomic.Int64 // passes completed; read by Loops from any goroutine
 	au      media.AccessUnit
 	closed  bool
 }
@@ -320,7 +321,7 @@ func (s *Source) fill(p *astiav.Packet) *media.AccessUnit {
 
 // endOfFile returns io.EOF, or rewinds for the next pass when looping.
 func (s *Source) endOfFile() error {
-	if n := s.info.Frames; n > 0 && s.loops == 0 && s.passAUs < n*9/10 {
+	if n := s.info.Frames; n > 0 && s.loops.Load() == 0 && s.passAUs < n*9/10 {
 		return fmt.Errorf("file %s: %w: the index lists %d frames but only %d could be read "+
 			"(the file was cut short; re-download or re-record it)", s.Path, io.ErrUnexpectedEOF, n, s.passAUs)
 	}
@@ -344,7 +345,7 @@ func (s *Source) endOfFile() error {
 	}
 	s.offset += s.maxPTS + s.frameDur
 	s.passAUs = 0
-	s.loops++
+	s.loops.Add(1)
 	return nil
 }
 
@@ -356,7 +357,7 @@ func (s *Source) Info() media.StreamInfo { return s.info }
 func (s *Source) Live() bool { return false }
 
 // Loops returns how many times the file was restarted (Loop).
-func (s *Source) Loops() int { return s.loops }
+func (s *Source) Loops() int { return int(s.loops.Load()) }
 
 // Close releases FFmpeg's resources. Safe to call more than once; Read fails afterwards.
 func (s *Source) Close() error {
