@@ -54,7 +54,8 @@ type Source struct {
 	// RemoteAddr is the camera's media address for TransportTCPActive.
 	RemoteAddr string
 	// RTCPAddr is where RTCP arrives over UDP: "" means ListenAddr's port + 1, "none"
-	// disables it. Over TCP, RTCP shares the connection.
+	// disables it. RTCP multiplexed on the RTP port (RFC 5761), or sharing the TCP connection,
+	// is accepted either way.
 	RTCPAddr string
 	// SSRC selects the stream; 0 takes the first that arrives.
 	SSRC uint32
@@ -272,6 +273,7 @@ func (s *Source) Stats() live.Stats {
 	st := s.stats.Snapshot()
 	if s.sub != nil {
 		st.Garbage += s.sub.Garbage()
+		st.PacketOverflow += s.sub.Overflow()
 	}
 	return st
 }

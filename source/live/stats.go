@@ -34,6 +34,9 @@ type Stats struct {
 	Dropped uint64
 	// Overflow counts access units dropped because the reader did not keep up.
 	Overflow uint64
+	// PacketOverflow counts packets dropped before reordering because the source's goroutine
+	// fell behind the socket (they count as Lost too).
+	PacketOverflow uint64
 	// Discontinuities counts access units delivered with media.AccessUnit.Discontinuity set.
 	Discontinuities uint64
 	// ParamSetsInserted counts key frames that got VPS/SPS/PPS inserted from the SDP or from
@@ -64,6 +67,7 @@ type Counters struct {
 	AccessUnits, KeyUnits atomic.Uint64
 	Dropped               atomic.Uint64
 	Overflow              atomic.Uint64
+	PacketOverflow        atomic.Uint64
 	Discontinuities       atomic.Uint64
 	ParamSetsInserted     atomic.Uint64
 	TimestampJumps        atomic.Uint64
@@ -91,6 +95,7 @@ func (c *Counters) Snapshot() Stats {
 		KeyUnits:          c.KeyUnits.Load(),
 		Dropped:           c.Dropped.Load(),
 		Overflow:          c.Overflow.Load(),
+		PacketOverflow:    c.PacketOverflow.Load(),
 		Discontinuities:   c.Discontinuities.Load(),
 		ParamSetsInserted: c.ParamSetsInserted.Load(),
 		TimestampJumps:    c.TimestampJumps.Load(),

@@ -29,6 +29,7 @@ type Source struct {
 	// ListenAddr is the UDP address RTP arrives at, e.g. ":5004" or "127.0.0.1:5004".
 	ListenAddr string
 	// RTCPAddr is where RTCP arrives: "" means ListenAddr's port + 1, "none" disables it.
+	// RTCP multiplexed on the RTP port (RFC 5761) is accepted either way.
 	RTCPAddr string
 	// SSRC selects the stream; 0 takes the first that arrives (and, after the watchdog period
 	// without media, the next one).
@@ -204,6 +205,7 @@ func (s *Source) Stats() live.Stats {
 	st := s.stats.Snapshot()
 	if s.sub != nil {
 		st.Garbage += s.sub.Garbage()
+		st.PacketOverflow += s.sub.Overflow()
 	}
 	if s.rtcp != nil {
 		st.Garbage += s.rtcp.Garbage()
