@@ -213,3 +213,30 @@ func BenchmarkDepacketizer(b *testing.B) {
 		}
 	}
 }
+
+// TestDepacketizerTimestampJump makes the sender's RTP clock jump by three hours mid-stream,
+// as DVRs do: PTS goes on smoothly and the jump is counted.
+func TestDepacketizerTimestampJump(t *testing.T) {
+	c := sourcetest.LoadClip(t, clips[0])
+	pkts := c.Packetize(t, 0, 200, 96, 1, 0, 0, false)
+	var st live.Counters
+	m := sourcetest.Matcher{Clip: c}
+	d := Depacketizer{Codec: c.Codec, ParamSets: c.ParamSets, Stats: &st, OnAccessUnit: func(au *media.AccessUnit) bool {
+		m.Check(t, au)
+		return true
+	}}
+	if err := d.Init(); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	for _, p := range pkts {
+		arrival := t0.Add(time.Duration(p.Timestamp) * time.Second / 90000) // real time, before the jump
+		if p.Timestamp >= uint32(c.Samples[100].PTS) {
+			p.Timestamp += 3 * 3600 * 90000
+		}
+		d.Push(p, arrival)
+	}
+	if m.Matched != 200 || st.TimestampJumps.Load() != 1 {
+		t.Fatalf("matched %d, jumps %d", m.Matched, st.TimestampJumps.Load())
+	}
+}
