@@ -12,6 +12,7 @@ phases=" ${*:-pymodel model e2e paced baseline first memory} "
 has() { [[ $phases == *" $1 "* ]]; }
 NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 export LD_LIBRARY_PATH=/opt/vinfer-gpu:$NV/cu13/lib:$NV/cudnn/lib:/usr/local/cuda/lib64:/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export VINFER_ORT_LIB=${VINFER_ORT_LIB:-/opt/torch/.venv/lib/python3.12/site-packages/onnxruntime/capi/libonnxruntime.so.1.30.0}
 [ -x /tmp/vinfer-bench ] || .gpu/zstd -d -q -f .build/carry-small/vinfer-bench.zst -o /tmp/vinfer-bench && chmod +x /tmp/vinfer-bench
 B=/tmp/vinfer-bench
 M=.build/carry-big/yolox_nano_416_dyn.onnx
