@@ -8,7 +8,9 @@ import "C"
 import "unsafe"
 
 // Stream is an ordered queue of device work (CUstream), created non-blocking so it never
-// synchronizes with the legacy default stream.
+// synchronizes with the legacy default stream. Its work-queueing methods (copies, fills,
+// waits) use the calling thread's current context: call them from a GPU worker inside
+// Device.RunLocked. Function.Launch checks the context itself.
 type Stream struct {
 	dev *Device
 	s   C.CUstream
