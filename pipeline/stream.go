@@ -72,8 +72,9 @@ type stream struct {
 	nextPTS  time.Duration // fps cap: earliest PTS of the next inferred frame
 	dec      VideoDecoder
 	codec    media.Codec
-	decStart time.Time                  // decoder work for the next emitted frame began here
-	pool     atomic.Pointer[frame.Pool] // the decoder's frame pool, when it has one (metrics)
+	decStart time.Time                       // decoder work for the next emitted frame began here
+	poolOf   interface{ Pool() *frame.Pool } // the decoder, when it has a frame pool
+	pool     atomic.Pointer[frame.Pool]      // its current pool (metrics)
 
 	latestMu sync.Mutex
 	latest   *frame.Frame // most recent decoded frame, retained for snapshots
@@ -133,9 +134,7 @@ func (s *stream) openDecoder(c media.Codec) error {
 		return fmt.Errorf("decoder: %w", err)
 	}
 	s.dec, s.codec = d, c
-	if pd, ok := d.(interface{ Pool() *frame.Pool }); ok {
-		s.pool.Store(pd.Pool())
-	}
+	s.poolOf, _ = d.(interface{ Pool() *frame.Pool })
 	return nil
 }
 
@@ -146,6 +145,11 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		decodeDur := time.Since(s.decStart)
 		defer func() { s.decStart = time.Now() }() // the decoder resumes its work for the next frame
 		s.stats.Decoded.Add(1)
+		if s.poolOf != nil { // the decoder makes its pool at the first picture, anew on size changes
+			if p := s.poolOf.Pool(); p != s.pool.Load() {
+				s.pool.Store(p)
+			}
+		}
 		s.keepLatest(f)
 		defer f.Release()
 		if s.cfg.Interval > 1 && f.Index%int64(s.cfg.Interval) != 0 {
