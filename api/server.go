@@ -1,0 +1,321 @@
+// Package api is vinfer's control plane: an HTTP server that lists, adds and removes streams at
+// run time, reloads models, reports health and readiness, streams detection events over
+// Server-Sent Events and WebSocket, serves snapshots with boxes drawn, Prometheus metrics,
+// pprof and expvar, and a web page (embedded, no build step) to watch and drive it all.
+//
+// Routes (JSON unless noted; errors are {"error": "what to fix", "status": code}):
+//
+//	GET    /healthz                          process alive
+//	GET    /readyz                           200 when models are loaded and sources started, else 503 with reasons
+//	GET    /api                              this route list
+//	GET    /api/streams                      streams with counters and rates
+//	POST   /api/streams                      add a stream: {"id","source","model","loop","interval","max_fps","drop","transport"}
+//	GET    /api/streams/{id}                 one stream
+//	DELETE /api/streams/{id}                 stop and remove a stream
+//	GET    /api/streams/{id}/snapshot.jpg    latest frame, boxes and labels drawn (?boxes=0, ?width=N, ?quality=Q, ?wait=0)
+//	GET    /api/models                       declared models and their state
+//	POST   /api/models/{name}/reload         load the model file again and swap it in
+//	GET    /api/events                       Server-Sent Events, one "result" event per inferred frame (?stream=ID)
+//	GET    /api/ws                           WebSocket, one text message per inferred frame (?stream=ID)
+//	GET    /metrics                          Prometheus exposition
+//	GET    /debug/pprof/…, /debug/vars       profiling and expvar
+//	GET    /                                 the web page
+//
+// With a token set, /api, /metrics and /debug need "Authorization: Bearer TOKEN" (or
+// ?access_token=TOKEN, for EventSource, WebSocket and <img>, which cannot send headers);
+// /healthz, /readyz and the page itself stay open. Source URLs are redacted in every response and
+// log line.
+package api
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/metrics"
+)
+
+// DefaultAddr is the address the server listens on when Addr is empty: loopback only, since
+// the API can add sources and the page shows the video.
+const DefaultAddr = "127.0.0.1:8080"
+
+// maxBody bounds request bodies (a stream declaration is a few hundred bytes).
+const maxBody = 64 << 10
+
+// Server is the HTTP API of a running app. Set the fields, then Start; Close stops it.
+type Server struct {
+	// App is the running vinfer the API drives (required).
+	App *app.App
+	// Metrics is served on /metrics and counts requests and events. Create it before app.New
+	// and pass its hooks in app.Options for the per-frame histograms; nil: a set without them.
+	Metrics *metrics.Metrics
+	// Addr is the TCP listen address (DefaultAddr when empty; port 0 picks a free port).
+	Addr string
+	// Token, when set, is the bearer token the API, /metrics and /debug require.
+	Token string
+	// Log receives request and control-plane events (default App.Log).
+	Log *slog.Logger
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	ln      net.Listener
+	srv     *http.Server
+	handler http.Handler
+	tracker *tracker
+	wg      sync.WaitGroup
+}
+
+// Start validates the configuration, starts listening and serves in the background. Errors
+// name the problem: no app, or an address that cannot be bound.
+func (s *Server) Start() error {
+	if s.App == nil {
+		return errors.New("api: no app to serve")
+	}
+	if s.Log == nil {
+		s.Log = s.App.Log
+	}
+	if s.Log == nil {
+		s.Log = slog.Default()
+	}
+	if s.Addr == "" {
+		s.Addr = DefaultAddr
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if s.Metrics == nil {
+		s.Metrics = metrics.New()
+	}
+	s.Metrics.Watch(s.App, s.ctx.Done())
+	s.tracker = newTracker()
+	events, unsubscribe := s.App.Subscribe("")
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer unsubscribe()
+		s.tracker.run(s.ctx, events)
+	}()
+	s.handler = s.routes()
+	publishExpvar(s)
+
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		s.cancel()
+		s.wg.Wait()
+		return fmt.Errorf("api: listen on %s: %w (choose another address with --http, e.g. 127.0.0.1:8081)", s.Addr, err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+		ErrorLog:          slog.NewLogLogger(s.Log.Handler(), slog.LevelDebug),
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Log.Error("api: serve", "err", err)
+		}
+	}()
+	s.Log.Info("api: serving", "url", s.URL(), "token", s.Token != "")
+	return nil
+}
+
+// URL is the server's base URL (http://host:port), valid after Start.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Handler returns the server's routes (valid after Start), e.g. to mount them elsewhere.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close ends event streams, stops listening and waits for handlers to return.
+func (s *Server) Close() error {
+	if s.cancel == nil {
+		return nil
+	}
+	s.cancel() // ends SSE and WebSocket handlers, the tracker and the metrics sampler
+	ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
+	defer done()
+	err := s.srv.Shutdown(ctx)
+	s.wg.Wait()
+	unpublishExpvar(s)
+	return err
+}
+
+// routes builds the handler tree: authentication and accounting around a ServeMux.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.authed(h)) }
+
+	mux.HandleFunc("/healthz", s.healthz)
+	mux.HandleFunc("/readyz", s.readyz)
+	api("/api", s.index)
+	api("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no API route %s %s: GET /api lists the routes", r.Method, r.URL.Path)
+	})
+	api("/api/streams", methods{"GET": s.listStreams, "POST": s.addStream}.serve)
+	api("/api/streams/{id}", methods{"GET": s.getStream, "DELETE": s.deleteStream}.serve)
+	api("/api/streams/{id}/snapshot.jpg", methods{"GET": s.snapshot}.serve)
+	api("/api/models", methods{"GET": s.listModels}.serve)
+	api("/api/models/{name}", methods{"GET": s.getModel}.serve)
+	api("/api/models/{name}/reload", methods{"POST": s.reloadModel}.serve)
+	api("/api/events", methods{"GET": s.sse}.serve)
+	api("/api/ws", methods{"GET": s.websocket}.serve)
+	mux.Handle("/metrics", s.authed(s.Metrics.Handler()))
+	debugRoutes(mux, s.authed)
+	mux.Handle("/", webHandler())
+	return s.account(mux)
+}
+
+// methods dispatches on the request method, answering others with a JSON 405 and an Allow
+// header.
+type methods map[string]http.HandlerFunc
+
+func (m methods) serve(w http.ResponseWriter, r *http.Request) {
+	h, ok := m[r.Method]
+	if !ok && r.Method == http.MethodHead {
+		h, ok = m[http.MethodGet]
+	}
+	if !ok {
+		allow := make([]string, 0, len(m))
+		for k := range m {
+			allow = append(allow, k)
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, "%s %s: method not allowed (use %s)", r.Method, r.URL.Path, strings.Join(allow, " or "))
+		return
+	}
+	h(w, r)
+}
+
+// authed requires the bearer token, when one is set.
+func (s *Server) authed(h http.Handler) http.Handler {
+	if s.Token == "" {
+		return h
+	}
+	want := []byte(s.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, how := bearer(r)
+		if got == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vinfer"`)
+			writeError(w, http.StatusUnauthorized, "missing bearer token: send the header \"Authorization: Bearer TOKEN\" (or ?access_token=TOKEN for EventSource, WebSocket and images)")
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vinfer", error="invalid_token"`)
+			writeError(w, http.StatusUnauthorized, "wrong bearer token in the %s: use the token vinfer was started with (output.token in the config)", how)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// bearer returns the request's token (RFC 6750 §2.1 header, else §2.3 query parameter) and
+// where it was found.
+func bearer(r *http.Request) (token, where string) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(tok), "Authorization header"
+		}
+		return "", ""
+	}
+	if t := r.URL.Query().Get("access_token"); t != "" {
+		return t, "access_token parameter"
+	}
+	return "", ""
+}
+
+// account counts requests by route pattern and status, and logs them at debug level.
+func (s *Server) account(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		route := r.Pattern
+		if route == "" || route == "/" {
+			route = "other"
+		}
+		s.Metrics.ObserveRequest(route, rec.status)
+		s.Log.Debug("api: request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"duration", time.Since(t0).Round(time.Microsecond))
+	})
+}
+
+// statusRecorder remembers the status code; Unwrap lets http.ResponseController reach the
+// connection's Flush and Hijack (SSE, WebSocket).
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Hijack hands the connection over (WebSocket upgrade); the status is 101 then.
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	r.status = http.StatusSwitchingProtocols
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+// Flush sends buffered data (SSE).
+func (r *statusRecorder) Flush() { _ = http.NewResponseController(r.ResponseWriter).Flush() }
+
+// apiError is the body of every error response.
+type apiError struct {
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+}
+
+// writeError writes a JSON error whose message says what to fix.
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, args...), Status: code})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// index lists the routes.
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"routes": []string{
+			"GET /healthz", "GET /readyz",
+			"GET /api/streams", "POST /api/streams", "GET /api/streams/{id}", "DELETE /api/streams/{id}",
+			"GET /api/streams/{id}/snapshot.jpg",
+			"GET /api/models", "GET /api/models/{name}", "POST /api/models/{name}/reload",
+			"GET /api/events (SSE)", "GET /api/ws (WebSocket)",
+			"GET /metrics", "GET /debug/pprof/", "GET /debug/vars",
+		},
+	})
+}

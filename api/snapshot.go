@@ -1,0 +1,104 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/jpeg"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// snapshotWait bounds how long a snapshot waits for the result of the frame it shows (the
+// decoder runs a few frames ahead of inference).
+const snapshotWait = 400 * time.Millisecond
+
+// snapshot answers GET /api/streams/{id}/snapshot.jpg: the stream's latest decoded frame as a
+// JPEG with the boxes and labels of that frame's result drawn. Query parameters: boxes=0 for
+// the bare frame, width=N to scale down (aspect kept), quality=1…100 (default 80), wait=0 to
+// draw the newest result at once instead of waiting up to 400 ms for the frame's own.
+// Headers X-Vinfer-Frame and X-Vinfer-PTS identify the frame; X-Vinfer-Result-Frame the result
+// drawn (absent when none). 404: unknown stream; 503: no frame decoded yet.
+func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !s.streamExists(id) {
+		writeError(w, http.StatusNotFound, "no stream %q: GET /api/streams lists them", id)
+		return
+	}
+	q := r.URL.Query()
+	quality, err := intParam(q.Get("quality"), 80, 1, 100)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "quality: %v", err)
+		return
+	}
+	width, err := intParam(q.Get("width"), 0, 16, 8192)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "width: %v", err)
+		return
+	}
+	boxes := q.Get("boxes") != "0" && q.Get("boxes") != "false"
+	wait := snapshotWait
+	if q.Get("wait") == "0" || q.Get("wait") == "false" {
+		wait = 0
+	}
+
+	f := s.App.Pipeline.LatestFrame(id)
+	if f == nil {
+		writeError(w, http.StatusServiceUnavailable, "stream %q has no decoded frame yet (it may still be connecting, or the server runs without keeping frames): retry shortly", id)
+		return
+	}
+	index, pts, fw := f.Index, f.PTS, f.Width
+	img, err := toRGBA(f, nil)
+	f.Release()
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, errDeviceFrame) {
+			code = http.StatusNotImplemented
+		}
+		writeError(w, code, "snapshot of stream %s: %v", id, err)
+		return
+	}
+	img = scaleTo(img, width)
+	h := w.Header()
+	h.Set("X-Vinfer-Frame", strconv.FormatInt(index, 10))
+	h.Set("X-Vinfer-PTS", strconv.FormatFloat(pts.Seconds(), 'f', 3, 64))
+	if boxes {
+		ev, ok := s.tracker.wait(r.Context(), id, index, wait)
+		var evp *event
+		if ok {
+			evp = &ev
+			h.Set("X-Vinfer-Result-Frame", strconv.FormatInt(ev.Frame, 10))
+		}
+		caption := fmt.Sprintf("%s  #%d  %.2f s", id, index, pts.Seconds())
+		if err := drawResult(img, evp, float64(img.Rect.Dx())/float64(fw), caption); err != nil {
+			writeError(w, http.StatusInternalServerError, "drawing the snapshot: %v", err)
+			return
+		}
+	}
+	var buf bytes.Buffer
+	buf.Grow(img.Rect.Dx() * img.Rect.Dy() / 6)
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: quality}); err != nil {
+		writeError(w, http.StatusInternalServerError, "encoding the snapshot: %v", err)
+		return
+	}
+	h.Set("Content-Type", "image/jpeg")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(buf.Bytes())
+	}
+}
+
+// intParam parses an optional integer query parameter within [lo, hi].
+func intParam(v string, def, lo, hi int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%q: give an integer from %d to %d", v, lo, hi)
+	}
+	return n, nil
+}
