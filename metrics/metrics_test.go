@@ -18,8 +18,8 @@ import (
 
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
-	vmodel "github.com/vinfer/vinfer/model"
 	"github.com/vinfer/vinfer/metrics"
+	vmodel "github.com/vinfer/vinfer/model"
 )
 
 // repoRoot walks up from the test's directory to the one holding go.mod.
