@@ -73,6 +73,8 @@ type Server struct {
 	handler http.Handler
 	tracker *tracker
 	wg      sync.WaitGroup
+	closing sync.Once
+	closed  error
 }
 
 // Start validates the configuration, starts listening and serves in the background. Errors
@@ -137,18 +139,21 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // Handler returns the server's routes (valid after Start), e.g. to mount them elsewhere.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Close ends event streams, stops listening and waits for handlers to return.
+// Close ends event streams, stops listening and waits for handlers to return. Later calls
+// return the first call's result.
 func (s *Server) Close() error {
-	if s.cancel == nil {
+	if s.srv == nil {
 		return nil
 	}
-	s.cancel() // ends SSE and WebSocket handlers, the tracker and the metrics sampler
-	ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
-	defer done()
-	err := s.srv.Shutdown(ctx)
-	s.wg.Wait()
-	unpublishExpvar(s)
-	return err
+	s.closing.Do(func() {
+		s.cancel() // ends SSE and WebSocket handlers, the tracker and the metrics sampler
+		ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
+		defer done()
+		s.closed = s.srv.Shutdown(ctx)
+		s.wg.Wait()
+		unpublishExpvar(s)
+	})
+	return s.closed
 }
 
 // routes builds the handler tree: authentication and accounting around a ServeMux.
