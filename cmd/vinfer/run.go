@@ -23,7 +23,7 @@ import (
 func runCmd(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "YAML configuration (default: the bundled sample)")
-	httpAddr := fs.String("http", "", "serve the HTTP API and web view on this address (e.g. 127.0.0.1:8080)")
+	httpAddr := fs.String("http", "", "serve the HTTP API, /metrics and the web page on this address, e.g. 127.0.0.1:8080 (loopback; set output.token before binding others)")
 	jsonl := fs.String("jsonl", "", `where detection events go: "-" stdout (default), a file, or "none"`)
 	all := fs.Bool("all-frames", false, "emit a JSON line for every inferred frame, not only frames with detections")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -70,7 +70,9 @@ func runCmd(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a := app.New(context.Background(), cfg, app.Options{Sinks: sinks, Log: log, KeepLatest: cfg.Output.HTTP != ""})
+	mx := newMetrics() // Prometheus metrics (api.go), fed by the pipeline's hooks
+	a := app.New(context.Background(), cfg, app.Options{Sinks: sinks, Log: log, KeepLatest: cfg.Output.HTTP != "",
+		OnBatch: mx.OnBatch, OnResult: mx.OnResult})
 	if err := a.Registry.Preload(false); err != nil {
 		a.Stop()
 		return err
@@ -89,7 +91,7 @@ func runCmd(args []string) error {
 		log.Error(err.Error())
 	}
 	if cfg.Output.HTTP != "" {
-		srv, err := startAPI(ctx, a, cfg.Output.HTTP, cfg.Output.Token, log)
+		srv, err := startAPI(ctx, a, mx, cfg.Output.HTTP, cfg.Output.Token, log)
 		if err != nil {
 			a.Stop()
 			return err
