@@ -67,6 +67,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) *App {
 			}
 			return time.Duration(d.MaxDelay)
 		},
+		Cascades:   a.cascades,
 		Sinks:      append(o.Sinks, a.fanout),
 		KeepLatest: o.KeepLatest,
 		Logf:       func(f string, args ...any) { a.Log.Warn(fmt.Sprintf(f, args...)) },
@@ -76,6 +77,35 @@ func New(ctx context.Context, cfg *config.Config, o Options) *App {
 	})
 	a.Pipeline.Start(ctx)
 	return a
+}
+
+// cascades resolves a model's cascade declarations, parent class names to ids.
+func (a *App) cascades(name string) []pipeline.Cascade {
+	d, _ := a.Registry.Declaration(name)
+	if len(d.Cascade) == 0 {
+		return nil
+	}
+	var labels []string
+	if e := a.Registry.Loaded(name); e != nil && e.Current() != nil {
+		labels = e.Current().Post.Labels
+	}
+	var out []pipeline.Cascade
+	for _, c := range d.Cascade {
+		pc := pipeline.Cascade{Model: c.Model, MinScore: c.MinScore, MaxCrops: c.MaxCrops}
+		for _, want := range c.Classes {
+			for id, l := range labels {
+				if l == want {
+					pc.Classes = append(pc.Classes, id)
+				}
+			}
+		}
+		if len(c.Classes) > 0 && len(pc.Classes) == 0 {
+			a.Log.Warn(fmt.Sprintf("model %s: cascade to %s: none of the classes %v is a label of %s; cascade disabled", name, c.Model, c.Classes, name))
+			continue
+		}
+		out = append(out, pc)
+	}
+	return out
 }
 
 // engine adapts a registry entry to pipeline.Engine.

@@ -65,6 +65,21 @@ type Model struct {
 	MaxDelay Duration `yaml:"max_delay"`
 	// Preload loads the model at start instead of on first use.
 	Preload bool `yaml:"preload"`
+	// Cascade runs secondary models on crops of this model's detections.
+	Cascade []Cascade `yaml:"cascade"`
+}
+
+// Cascade declares a secondary model run on crops of the primary model's detections; its
+// detections appear as "children" of the parent detection.
+type Cascade struct {
+	// Model is the name of a declared model.
+	Model string `yaml:"model"`
+	// Classes are the parent labels to crop (e.g. [person]); empty: all.
+	Classes []string `yaml:"classes"`
+	// MinScore is the lowest parent score cropped.
+	MinScore float32 `yaml:"min_score"`
+	// MaxCrops caps crops per frame (default 8).
+	MaxCrops int `yaml:"max_crops"`
 }
 
 // Size is a width and height in pixels.
@@ -170,6 +185,13 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s (%s): path to the .onnx file is required", where, m.Name))
 		}
 		errs = append(errs, m.validate(where))
+	}
+	for i, m := range c.Models {
+		for k, cc := range m.Cascade {
+			if !models[cc.Model] || cc.Model == m.Name {
+				errs = append(errs, fmt.Errorf("models[%d].cascade[%d]: model %q must be another declared model", i, k, cc.Model))
+			}
+		}
 	}
 	ids := map[string]bool{}
 	for i, s := range c.Streams {

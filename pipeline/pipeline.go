@@ -38,6 +38,8 @@ type Options struct {
 	Debugf func(format string, args ...any)
 	// OnBatch, when set, observes every inference batch size (metrics).
 	OnBatch func(model string, size int)
+	// Cascades returns the secondary models run on a model's detections (nil: none).
+	Cascades func(model string) []Cascade
 	// OnResult, when set, observes every result after the sinks (metrics, statistics).
 	OnResult func(r *sink.Result)
 }
@@ -122,7 +124,8 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 		}
 		cfg.Preprocessor = cpu
 	}
-	st := &stream{cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{})}
+	st := &stream{cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
+		keepFrame: len(m.cascades) > 0}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
 	st.slotN = cfg.QueueDepth + 2
 	st.slots = make(chan []float32, st.slotN)
@@ -146,7 +149,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 // finish tears a stream down after its loop ended: its queued frames still get inferred (the
 // scheduler keeps its queue until empty), then the decoder and source are closed.
 func (s *stream) finish() {
-	for s.q.len() > 0 && s.p.workerCtx.Err() == nil {
+	for s.inflight.Load() > 0 && s.p.workerCtx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
 	s.sched.remove(s.q)
@@ -187,6 +190,22 @@ func (p *Pipeline) modelLocked(name string) (*modelRunner, error) {
 		slotLen: 3 * spec.Width * spec.Height, p: p, done: make(chan struct{})}
 	p.models[name] = m
 	go m.run(p.workerCtx)
+	if p.opts.Cascades != nil {
+		for _, c := range p.opts.Cascades(name) {
+			if c.Model == name {
+				return nil, fmt.Errorf("model %s: a cascade cannot run the model on its own detections", name)
+			}
+			sec, err := p.modelLocked(c.Model)
+			if err != nil {
+				return nil, fmt.Errorf("model %s: cascade: %w", name, err)
+			}
+			cr, err := newCascadeRunner(c, sec)
+			if err != nil {
+				return nil, err
+			}
+			m.cascades = append(m.cascades, cr)
+		}
+	}
 	return m, nil
 }
 

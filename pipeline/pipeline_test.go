@@ -217,3 +217,67 @@ func TestStopDrainsAndReleases(t *testing.T) {
 		t.Fatalf("decoded %d < inferred %d + dropped %d", s.Decoded.Load(), s.Inferred.Load(), s.DroppedTotal())
 	}
 }
+
+// TestCascade runs UltraFace on YOLOX's person boxes: the face found in the reference frame
+// region appears as a child of the person detection, in frame pixels.
+func TestCascade(t *testing.T) {
+	a := assets(t)
+	frame.SetDebug(true)
+	defer frame.SetDebug(false)
+	cfg := &config.Config{Models: []config.Model{
+		{Name: "people", Path: filepath.Join(a, "models/yolox_nano_416.onnx"),
+			Cascade: []config.Cascade{{Model: "faces", Classes: []string{"person"}, MinScore: 0.5}}},
+		{Name: "faces", Path: filepath.Join(a, "models/ultraface_rfb_320.onnx")},
+	}}
+	var mu sync.Mutex
+	faces, persons := 0, 0
+	var lines []string
+	rec := sinkFunc(func(r *sink.Result) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for i, d := range r.Detections {
+			if d.Label != "person" {
+				continue
+			}
+			persons++
+			for k, p := range r.SecondaryParent {
+				if p != i {
+					continue
+				}
+				faces++
+				c := r.Secondary[k]
+				if c.Box[0] < d.Box[0]-1 || c.Box[2] > d.Box[2]+1 || c.Box[1] < d.Box[1]-1 || c.Box[3] > d.Box[3]+1 {
+					t.Errorf("frame %d: face %v outside its person %v", r.Frame, c.Box, d.Box)
+				}
+			}
+		}
+		if len(r.Secondary) > 0 && len(lines) < 2 {
+			lines = append(lines, string(sink.AppendJSON(nil, r)))
+		}
+		return nil
+	})
+	logs := &syncBuffer{}
+	ap := app.New(context.Background(), cfg, app.Options{Sinks: []sink.Sink{rec},
+		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if _, err := ap.Registry.Get("people"); err != nil {
+		t.Fatal(err)
+	}
+	// Frames 680–700 of the sample: a person facing the camera (MANIFEST: face at frame 690).
+	if err := ap.AddStream(config.Stream{ID: "s", Source: filepath.Join(a, "videos/one-by-one-person-detection.mp4"), Model: "people", Interval: 10}); err != nil {
+		t.Fatal(err)
+	}
+	ap.Pipeline.Wait()
+	ap.Stop()
+	checkNoLeaks(t, logs)
+	if persons == 0 || faces == 0 {
+		t.Fatalf("persons %d, faces attached %d", persons, faces)
+	}
+	if !strings.Contains(strings.Join(lines, ""), `"children":[{"model":"faces","class_id":0,"label":"face"`) {
+		t.Fatalf("JSON lacks children: %s", lines)
+	}
+	t.Logf("%d person detections, %d faces attached; e.g. %s", persons, faces, lines[0])
+}
+
+type sinkFunc func(*sink.Result) error
+
+func (f sinkFunc) Write(r *sink.Result) error { return f(r) }

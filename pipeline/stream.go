@@ -69,12 +69,14 @@ type stream struct {
 	err    error
 	ended  atomic.Bool
 
-	nextPTS  time.Duration // fps cap: earliest PTS of the next inferred frame
-	dec      VideoDecoder
-	codec    media.Codec
-	decStart time.Time                       // decoder work for the next emitted frame began here
-	poolOf   interface{ Pool() *frame.Pool } // the decoder, when it has a frame pool
-	pool     atomic.Pointer[frame.Pool]      // its current pool (metrics)
+	nextPTS   time.Duration // fps cap: earliest PTS of the next inferred frame
+	dec       VideoDecoder
+	codec     media.Codec
+	keepFrame bool                            // the model has cascades: the frame is kept until they ran
+	inflight  atomic.Int64                    // items queued or in an inference batch
+	decStart  time.Time                       // decoder work for the next emitted frame began here
+	poolOf    interface{ Pool() *frame.Pool } // the decoder, when it has a frame pool
+	pool      atomic.Pointer[frame.Pool]      // its current pool (metrics)
 
 	latestMu sync.Mutex
 	latest   *frame.Frame // most recent decoded frame, retained for snapshots
@@ -181,9 +183,15 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 			return fmt.Errorf("preprocess frame %d: %w", f.Index, err)
 		}
 		it.slot, it.tr, it.queued = slot, tr, time.Now()
+		if s.keepFrame {
+			f.Retain() // cascades crop it after the primary inference
+			it.frame = f
+		}
+		s.inflight.Add(1)
 		dropped, wasDropped, ok := s.q.push(ctx, it, s.cfg.Policy)
 		if !ok {
-			s.slots <- slot
+			it.slot = slot
+			s.recycle(it)
 			return ctx.Err()
 		}
 		if wasDropped {
@@ -205,7 +213,10 @@ func (s *stream) takeSlot(ctx context.Context) ([]float32, bool) {
 	if s.cfg.Policy == DropOldest {
 		if it, ok := s.q.popOldest(); ok {
 			s.stats.Dropped[DropQueueFull].Add(1)
-			return it.slot, true
+			slot := it.slot
+			it.slot = nil
+			s.recycle(it)
+			return slot, true
 		}
 	}
 	select {
@@ -216,6 +227,7 @@ func (s *stream) takeSlot(ctx context.Context) ([]float32, bool) {
 	}
 }
 
+// recycle returns a dropped item's slot and frame; the item is no longer in flight.
 func (s *stream) recycle(it item) {
 	if it.slot != nil {
 		s.slots <- it.slot
@@ -223,6 +235,7 @@ func (s *stream) recycle(it item) {
 	if it.frame != nil {
 		it.frame.Release()
 	}
+	s.inflight.Add(-1)
 }
 
 func (s *stream) keepLatest(f *frame.Frame) {

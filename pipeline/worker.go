@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/tensor"
@@ -18,8 +20,14 @@ type modelRunner struct {
 	sched   *scheduler
 	slotLen int // 3·H·W
 	spec    preprocess.Spec
-	p       *Pipeline
-	done    chan struct{}
+	// session serializes use of the engine's session buffers between this worker and cascades
+	// that use this model as their secondary.
+	session  sync.Mutex
+	cascades []*cascadeRunner
+	results  []*sink.Result
+	frames   map[*sink.Result]*frame.Frame
+	p        *Pipeline
+	done     chan struct{}
 
 	batches    atomic.Int64
 	batchItems atomic.Int64
@@ -57,6 +65,15 @@ func (m *modelRunner) infer(batch []item) {
 		return
 	}
 	defer r.Release()
+	m.session.Lock()
+	locked := true
+	unlock := func() {
+		if locked {
+			m.session.Unlock()
+			locked = false
+		}
+	}
+	defer unlock()
 	t0 := time.Now()
 	in, err := r.Input(n)
 	if err == nil && len(in) != n*m.slotLen {
@@ -88,6 +105,7 @@ func (m *modelRunner) infer(batch []item) {
 	now := time.Now()
 	inferDur := now.Sub(t0)
 	dec := r.Decoder()
+	m.results = m.results[:0]
 	for b := range batch {
 		it := &batch[b]
 		res := m.p.getResult()
@@ -101,8 +119,45 @@ func (m *modelRunner) infer(batch []item) {
 		res.Batch = n
 		res.Latency = now.Sub(it.decoded)
 		res.QueueWait = t0.Sub(it.queued)
+		res.ResetSecondary()
+		m.results = append(m.results, res)
+	}
+	unlock()
+	if len(m.cascades) > 0 {
+		m.runCascades(batch)
+	}
+	for b := range batch {
+		it := &batch[b]
+		if it.frame != nil {
+			it.frame.Release()
+			it.frame = nil
+		}
 		it.st.stats.Inferred.Add(1)
-		m.p.results <- resultMsg{r: res, st: it.st}
+		m.p.results <- resultMsg{r: m.results[b], st: it.st}
+		it.st.inflight.Add(-1)
+	}
+}
+
+// runCascades runs the secondary models on the crops of this batch's detections.
+func (m *modelRunner) runCascades(batch []item) {
+	if m.frames == nil {
+		m.frames = map[*sink.Result]*frame.Frame{}
+	}
+	clear(m.frames)
+	for b := range batch {
+		if batch[b].frame != nil {
+			m.frames[m.results[b]] = batch[b].frame
+		}
+	}
+	for _, c := range m.cascades {
+		for b := range batch {
+			if f := batch[b].frame; f != nil {
+				c.collect(m.results[b], f)
+			}
+		}
+		if err := c.run(m.frames); err != nil {
+			m.p.log("cascade %s → %s: %v", m.eng.Name(), c.Model, err)
+		}
 	}
 }
 

@@ -25,6 +25,12 @@ type Result struct {
 	// Model is the name of the model that produced Detections.
 	Model      string
 	Detections []detect.Detection
+	// Secondary are cascade models' detections on crops of Detections, in frame pixels;
+	// SecondaryParent[i] is the index in Detections of Secondary[i]'s parent and
+	// SecondaryModel[i] the model that found it. Flat, so results are reused without allocating.
+	Secondary       []detect.Detection
+	SecondaryParent []int
+	SecondaryModel  []string
 	// Latency is the time from the frame leaving the decoder to the result being ready.
 	Latency time.Duration
 	// QueueWait is the part of Latency the preprocessed frame waited for its batch.
@@ -35,6 +41,20 @@ type Result struct {
 	Decode, Preprocess, Inference, Postprocess time.Duration
 	// Batch is the number of frames in this frame's inference run.
 	Batch int
+}
+
+// AttachSecondary records parent and model for the Secondary entries appended since the last
+// call.
+func (r *Result) AttachSecondary(parent int, model string) {
+	for len(r.SecondaryParent) < len(r.Secondary) {
+		r.SecondaryParent = append(r.SecondaryParent, parent)
+		r.SecondaryModel = append(r.SecondaryModel, model)
+	}
+}
+
+// ResetSecondary empties the cascade results (keeping capacity).
+func (r *Result) ResetSecondary() {
+	r.Secondary, r.SecondaryParent, r.SecondaryModel = r.Secondary[:0], r.SecondaryParent[:0], r.SecondaryModel[:0]
 }
 
 // Sink consumes results. Write is called from one goroutine per pipeline, in per-stream order.
@@ -80,14 +100,45 @@ func AppendJSON(b []byte, r *Result) []byte {
 		b = strconv.AppendQuote(b, d.Label)
 		b = append(b, `,"score":`...)
 		b = strconv.AppendFloat(b, float64(d.Score), 'f', 4, 32)
-		b = append(b, `,"box":[`...)
-		for k, v := range d.Box {
-			if k > 0 {
+		b = appendBox(b, d.Box)
+		first := true
+		for k, p := range r.SecondaryParent {
+			if p != i {
+				continue
+			}
+			if first {
+				b = append(b, `,"children":[`...)
+				first = false
+			} else {
 				b = append(b, ',')
 			}
-			b = strconv.AppendFloat(b, float64(v), 'f', 1, 32)
+			c := &r.Secondary[k]
+			b = append(b, `{"model":`...)
+			b = strconv.AppendQuote(b, r.SecondaryModel[k])
+			b = append(b, `,"class_id":`...)
+			b = strconv.AppendInt(b, int64(c.ClassID), 10)
+			b = append(b, `,"label":`...)
+			b = strconv.AppendQuote(b, c.Label)
+			b = append(b, `,"score":`...)
+			b = strconv.AppendFloat(b, float64(c.Score), 'f', 4, 32)
+			b = appendBox(b, c.Box)
+			b = append(b, '}')
 		}
-		b = append(b, "]}"...)
+		if !first {
+			b = append(b, ']')
+		}
+		b = append(b, '}')
 	}
 	return append(b, "]}"...)
+}
+
+func appendBox(b []byte, box [4]float32) []byte {
+	b = append(b, `,"box":[`...)
+	for k, v := range box {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, float64(v), 'f', 1, 32)
+	}
+	return append(b, ']')
 }
