@@ -12,12 +12,12 @@ import (
 
 // snapshotWait bounds how long a snapshot waits for the result of the frame it shows (the
 // decoder runs a few frames ahead of inference).
-const snapshotWait = 400 * time.Millisecond
+const snapshotWait = 2 * time.Second
 
 // snapshot answers GET /api/streams/{id}/snapshot.jpg: the stream's latest decoded frame as a
 // JPEG with the boxes and labels of that frame's result drawn. Query parameters: boxes=0 for
 // the bare frame, width=N to scale down (aspect kept), quality=1…100 (default 80), wait=0 to
-// draw the newest result at once instead of waiting up to 400 ms for the frame's own.
+// draw the newest result at once instead of waiting up to 2 s for the frame's own.
 // Headers X-Vinfer-Frame and X-Vinfer-PTS identify the frame; X-Vinfer-Result-Frame the result
 // drawn (absent when none). 404: unknown stream; 503: no frame decoded yet.
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {

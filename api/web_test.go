@@ -1,0 +1,174 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromium returns the browser to drive: $VINFER_CHROMIUM, else Debian's chromium.
+func chromium(t *testing.T) string {
+	if p := os.Getenv("VINFER_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	t.Skip("no Chromium (apt-get install chromium, or set VINFER_CHROMIUM)")
+	return ""
+}
+
+// browser starts headless Chromium with a throw-away profile and returns its context.
+func browser(t *testing.T, timeout time.Duration) context.Context {
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1440, 900),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(bcancel)
+	return bctx
+}
+
+// shoot saves a PNG screenshot of the viewport as a test artifact.
+func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	artifact(t, name, png)
+}
+
+// boxPixels counts canvas pixels in the person class's box color (#4cc9f0) by reading the
+// canvas back: the boxes are really drawn, not only counted.
+const boxPixels = `(() => {
+  const c = document.querySelector('#canvas');
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4)
+    if (Math.abs(d[i] - 0x4c) < 30 && Math.abs(d[i+1] - 0xc9) < 30 && Math.abs(d[i+2] - 0xf0) < 30) n++;
+  return n;
+})()`
+
+// TestWebPage loads the page in real headless Chromium: the stream list fills, the live view
+// draws the office stream's frames with person boxes, and a stream added through the form starts
+// and is shown. Screenshots go to out/test-artifacts/api (or $VINFER_TEST_ARTIFACTS).
+func TestWebPage(t *testing.T) {
+	ctx := browser(t, 3*time.Minute)
+	e := start(t, "")
+	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"office","source":%q,"loop":true}`,
+		asset(t, "videos/one-by-one-person-detection.mp4")), 201, nil)
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.stream[data-stream="office"]`)),
+	)
+	if err != nil {
+		t.Fatalf("page load: %v", err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Title())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if title != "vinfer" {
+		t.Fatalf("page title %q", title)
+	}
+
+	// The live view: a frame drawn with the boxes of its own result, a person among them.
+	ok, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+		const c = document.querySelector('#canvas');
+		return +c.dataset.boxes > 0 && c.dataset.resultFrame === c.dataset.frame &&
+			[...document.querySelectorAll('#dets .tag')].some(t => t.textContent.startsWith('person'));
+	})()`, chromedp.WithPollingTimeout(90*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)))
+	if err != nil || !ok {
+		shoot(t, ctx, "web-live-failed.png")
+		t.Fatalf("the live view never showed a frame with a person box: %v", err)
+	}
+	pixels, err := chromedp.Run(ctx, chromedp.Evaluate[int](boxPixels))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pixels < 300 {
+		t.Fatalf("the canvas has %d box-colored pixels: boxes not drawn", pixels)
+	}
+	time.Sleep(1500 * time.Millisecond) // let fps and thumbnails fill in for the screenshot
+	shoot(t, ctx, "web-live.png")
+
+	// Add a stream through the form.
+	cars := asset(t, "videos/car-detection.mp4")
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#add-form input[name="id"]`), "cars"),
+		chromedp.SendKeys(chromedp.CSS(`#add-form input[name="source"]`), cars),
+		chromedp.Click(chromedp.CSS(`#add-form input[name="loop"]`)),
+		chromedp.Click(chromedp.CSS(`#add-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`.stream.sel[data-stream="cars"]`)),
+		ignore(chromedp.Poll[bool](`document.querySelector('#view-title').textContent === 'cars' &&
+			+document.querySelector('#canvas').dataset.frame >= 0`,
+			chromedp.WithPollingTimeout(60*time.Second))),
+	)
+	if err != nil {
+		shoot(t, ctx, "web-add-failed.png")
+		t.Fatalf("adding a stream through the form: %v", err)
+	}
+	var v struct {
+		Source string
+		Loop   bool
+		State  string
+	}
+	e.want("GET", "/api/streams/cars", "", 200, &v)
+	if v.Source != cars || !v.Loop {
+		t.Fatalf("the form added %+v", v)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	shoot(t, ctx, "web-added.png")
+
+	// A bad submission shows the server's message under the form.
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#add-form input[name="id"]`), "cars"),
+		chromedp.SendKeys(chromedp.CSS(`#add-form input[name="source"]`), "/nonexistent/clip.mp4"),
+		chromedp.Click(chromedp.CSS(`#add-btn`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := chromedp.Run(ctx, chromedp.Poll[string](`document.querySelector('#add-error').textContent`,
+		chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil || !strings.Contains(msg, "already exists") {
+		t.Fatalf("form error: %q, %v", msg, err)
+	}
+	shoot(t, ctx, "web-form-error.png")
+}
+
+// ignore drops an action's value, for chromedp.Do.
+func ignore[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := a(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
