@@ -4,6 +4,8 @@
 package model
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,32 +26,61 @@ type Model struct {
 	Family detect.Family
 	Pre    preprocess.Spec
 	Post   detect.Params
-	// LoadTime is how long opening the session took.
+	// SHA256 is the hex SHA-256 of the .onnx file loaded.
+	SHA256 string
+	// Cache says whether the optimized graph came from the cache (Loader.CacheDir).
+	Cache CacheState
+	// LoadTime is how long loading took: mapping and hashing the file, creating the session
+	// (graph optimization or reading the cached optimized graph), allocating its buffers.
 	LoadTime time.Duration
-	MaxDelay time.Duration
+	// WarmUpTime is how long the warm-up inference took (Registry loads only).
+	WarmUpTime time.Duration
+	MaxDelay   time.Duration
 
-	sess *infer.Session
+	sess  *infer.Session
+	stamp stamp // the file version loaded
 }
 
-// Load opens the model a declaration describes. Errors name the model and what to fix: a file
-// that is not ONNX, outputs that fit no family, a labels file whose count differs from the
-// model's classes.
-func Load(c config.Model) (*Model, error) {
+// Loader loads models, optionally through the optimized-model cache.
+type Loader struct {
+	// CacheDir holds ONNX Runtime's optimized graphs (see DefaultCacheDir); "" disables the
+	// cache. A load writes the graph it optimized there; a later load of the same bytes with
+	// the same ONNX Runtime, provider and CPU reads it with graph optimization off.
+	CacheDir string
+	// Logf reports cache problems, which never fail a load (default: discard).
+	Logf func(format string, args ...any)
+}
+
+// Load opens the model a declaration describes without the optimized-model cache; see
+// Loader.Load.
+func Load(c config.Model) (*Model, error) { return (&Loader{}).Load(c) }
+
+// Load opens the model a declaration describes. The .onnx file is mmap'ed and its bytes handed
+// to ONNX Runtime (CreateSessionFromArray), never copied into the Go heap. Errors name the model
+// and what to fix: a file that is not ONNX, outputs that fit no family, a labels file whose
+// count differs from the model's classes.
+func (l *Loader) Load(c config.Model) (*Model, error) {
 	if c.Name == "" {
 		c.Name = strings.TrimSuffix(filepath.Base(c.Path), filepath.Ext(c.Path))
 	}
+	logf := l.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
 	t0 := time.Now()
-	bytes, unmap, err := mapFile(c.Path)
+	bytes, unmap, st, err := mapFile(c.Path)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)
 	}
-	sess, err := infer.Open(infer.Config{Path: c.Path, Model: bytes, IntraOpThreads: c.IntraOpThreads,
-		Provider: c.Provider, MaxBatch: c.MaxBatch})
+	sum := sha256.Sum256(bytes)
+	sess, cache, err := openCached(l.CacheDir, c.Name, bytes, sum, infer.Config{Path: c.Path,
+		IntraOpThreads: c.IntraOpThreads, Provider: c.Provider, MaxBatch: c.MaxBatch}, logf)
 	unmap()
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)
 	}
-	m := &Model{Name: c.Name, Path: c.Path, sess: sess, LoadTime: time.Since(t0), MaxDelay: time.Duration(c.MaxDelay)}
+	m := &Model{Name: c.Name, Path: c.Path, sess: sess, SHA256: hex.EncodeToString(sum[:]), Cache: cache,
+		LoadTime: time.Since(t0), MaxDelay: time.Duration(c.MaxDelay), stamp: st}
 	if err := m.configure(c); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("model %s (%s): %w", c.Name, c.Path, err)

@@ -199,3 +199,12 @@ func TestBadModels(t *testing.T) {
 		})
 	}
 }
+
+// describe prints detections rounded (for comparing runs).
+func describe(ds []detect.Detection) string {
+	var b strings.Builder
+	for _, d := range ds {
+		fmt.Fprintf(&b, "%s %.3f %.1f\n", d.Label, d.Score, d.Box)
+	}
+	return b.String()
+}

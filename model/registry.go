@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -18,21 +19,29 @@ import (
 
 // Registry holds the declared models. Each is loaded once, on first use or at Preload, and
 // shared by every stream that uses it; concurrent first requests wait on the same load
-// (single-flight). Reload swaps in a new version atomically: batches already running finish on
-// the old version, which is freed when its last user releases it.
+// (single-flight). A load runs a warm-up inference before the model serves. Reload swaps in a
+// new version atomically: batches already running finish on the old version, which is freed
+// when its last user releases it. Watch reloads a model when its file changes.
 type Registry struct {
 	// Logf logs loads and reloads (default: discard).
 	Logf func(format string, args ...any)
+	// CacheDir is the optimized-model cache (Loader.CacheDir): NewRegistry sets
+	// DefaultCacheDir(); "" disables it. Set it before the first load.
+	CacheDir string
 
-	mu      sync.Mutex
-	decls   map[string]config.Model
-	entries map[string]*Entry
-	group   singleflight.Group
+	mu        sync.Mutex
+	decls     map[string]config.Model
+	entries   map[string]*Entry
+	closed    bool
+	stopWatch func() // cancels Watch's goroutine and waits for it
+	group     singleflight.Group
+	loads     atomic.Int64
+	live      atomic.Int64
 }
 
 // NewRegistry declares models (not loaded yet).
 func NewRegistry(models []config.Model) *Registry {
-	r := &Registry{decls: map[string]config.Model{}, entries: map[string]*Entry{}}
+	r := &Registry{decls: map[string]config.Model{}, entries: map[string]*Entry{}, CacheDir: DefaultCacheDir()}
 	for _, m := range models {
 		r.decls[m.Name] = m
 	}
@@ -72,6 +81,16 @@ func (r *Registry) Loaded(name string) *Entry {
 	return r.entries[name]
 }
 
+// Loads counts the model versions this registry loaded: first loads and successful reloads.
+func (r *Registry) Loads() int64 { return r.loads.Load() }
+
+// Versions is the number of model versions holding a session now: the current ones plus
+// retired ones still pinned by a batch in flight.
+func (r *Registry) Versions() int64 { return r.live.Load() }
+
+// ErrClosed is returned by Get and Reload after Close.
+var ErrClosed = errors.New("model registry is closed")
+
 // Get returns the loaded model, loading and warming it up first if needed. Concurrent callers
 // for the same model share one load.
 func (r *Registry) Get(name string) (*Entry, error) {
@@ -81,7 +100,11 @@ func (r *Registry) Get(name string) (*Entry, error) {
 		return e, nil
 	}
 	decl, ok := r.decls[name]
+	closed := r.closed
 	r.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("model %s: %w", name, ErrClosed)
+	}
 	if !ok {
 		return nil, fmt.Errorf("model %q is not declared (have %v)", name, r.Names())
 	}
@@ -92,18 +115,25 @@ func (r *Registry) Get(name string) (*Entry, error) {
 			return e, nil
 		}
 		r.mu.Unlock()
-		ver, err := loadVersion(decl)
+		ver, err := r.loadVersion(decl)
 		if err != nil {
 			return nil, err
 		}
-		r.logf("model %s: loaded %s (%s, %dx%d, batch ≤ %d) in %v", name, decl.Path, ver.m.Family,
-			ver.m.Pre.Width, ver.m.Pre.Height, ver.m.MaxBatch(), ver.m.LoadTime.Round(time.Millisecond))
-		e := &Entry{name: name, decl: decl}
+		e := &Entry{reg: r, name: name, decl: decl}
 		e.cur.Store(ver)
 		e.loads.Add(1)
 		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			ver.release()
+			return nil, fmt.Errorf("model %s: %w", name, ErrClosed)
+		}
 		r.entries[name] = e
 		r.mu.Unlock()
+		m := ver.m
+		r.logf("model %s: loaded %s (%s, %dx%d, batch ≤ %d, sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
+			name, decl.Path, m.Family, m.Pre.Width, m.Pre.Height, m.MaxBatch(), m.SHA256, m.Cache,
+			m.LoadTime.Round(time.Millisecond), m.WarmUpTime.Round(time.Millisecond))
 		return e, nil
 	})
 	if err != nil {
@@ -126,38 +156,36 @@ func (r *Registry) Preload(all bool) error {
 	return errors.Join(errs...)
 }
 
-// Close frees every loaded model; call after the pipeline stopped.
+// Close stops Watch, waits for a reload in progress and releases every loaded model; a
+// version still pinned by a batch is freed by its last Release. Call it after the pipeline
+// stopped. Get and Reload fail with ErrClosed afterwards.
 func (r *Registry) Close() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, e := range r.entries {
-		e.retire(e.cur.Swap(nil))
+	if r.closed {
+		r.mu.Unlock()
+		return
 	}
+	r.closed = true
+	stop, entries := r.stopWatch, r.entries
 	r.entries = map[string]*Entry{}
+	r.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	for _, e := range entries {
+		e.reloadMu.Lock()
+		e.closed = true
+		e.retire(e.cur.Swap(nil))
+		e.reloadMu.Unlock()
+	}
 }
 
-// Entry is one served model: a stable handle whose current version Reload replaces.
-type Entry struct {
-	name     string
-	decl     config.Model
-	cur      atomic.Pointer[Version]
-	reloadMu sync.Mutex
-	loads    atomic.Int64
-	lastErr  atomic.Pointer[string]
-	reloaded atomic.Int64 // unix nanos of the last successful reload
-}
-
-// Version is one loaded session of a model, reference counted by the batches using it.
-type Version struct {
-	m       *Model
-	dec     detect.Decoder
-	refs    atomic.Int64 // 1 while current + 1 per Acquire
-	freed   atomic.Bool
-	onFreed func()
-}
-
-func loadVersion(decl config.Model) (*Version, error) {
-	m, err := Load(decl)
+// loadVersion loads a declaration and warms it up: one inference of one frame and one of the
+// largest batch, off the serving path, so that the first frames do not pay for ONNX
+// Runtime's lazy initialisation and memory planning.
+func (r *Registry) loadVersion(decl config.Model) (*Version, error) {
+	l := Loader{CacheDir: r.CacheDir, Logf: r.Logf}
+	m, err := l.Load(decl)
 	if err != nil {
 		return nil, err
 	}
@@ -166,15 +194,48 @@ func loadVersion(decl config.Model) (*Version, error) {
 		m.Close()
 		return nil, err
 	}
-	// Warm-up: one run per batch size used first, off the serving path, so the first frame
-	// does not pay for ORT's lazy initialisation.
-	if _, err := m.Run(1); err != nil {
-		m.Close()
-		return nil, fmt.Errorf("model %s: warm-up inference failed: %w", decl.Name, err)
+	t0 := time.Now()
+	sizes := []int{1}
+	if mb := m.MaxBatch(); mb > 1 {
+		sizes = append(sizes, mb)
 	}
-	v := &Version{m: m, dec: dec}
+	for _, n := range sizes {
+		if _, err := m.Run(n); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("model %s: warm-up inference of a batch of %d failed: %w", m.Name, n, err)
+		}
+	}
+	m.WarmUpTime = time.Since(t0)
+	v := &Version{m: m, dec: dec, reg: r}
 	v.refs.Store(1)
+	r.loads.Add(1)
+	r.live.Add(1)
 	return v, nil
+}
+
+// Entry is one served model: a stable handle whose current version Reload replaces.
+type Entry struct {
+	reg      *Registry
+	name     string
+	decl     config.Model
+	cur      atomic.Pointer[Version]
+	reloadMu sync.Mutex
+	closed   bool // under reloadMu
+	loads    atomic.Int64
+	failures atomic.Int64
+	lastErr  atomic.Pointer[string]
+	reloaded atomic.Int64          // unix nanos of the last successful reload
+	failed   atomic.Pointer[stamp] // the file version whose reload failed
+	pending  *stamp                // Watch's goroutine only: a change seen once
+}
+
+// Version is one loaded session of a model, reference counted by the batches using it.
+type Version struct {
+	m     *Model
+	dec   detect.Decoder
+	reg   *Registry
+	refs  atomic.Int64 // 1 while current + 1 per Acquire
+	freed atomic.Bool
 }
 
 // Name is the model's name.
@@ -205,7 +266,10 @@ func (e *Entry) Current() *Model {
 // Loads counts successful loads (1 + reloads).
 func (e *Entry) Loads() int64 { return e.loads.Load() }
 
-// LastError is the last failed reload's error, "" if none.
+// Failures counts failed reloads.
+func (e *Entry) Failures() int64 { return e.failures.Load() }
+
+// LastError is the last failed reload's error, "" if none or if a reload succeeded since.
 func (e *Entry) LastError() string {
 	if p := e.lastErr.Load(); p != nil {
 		return *p
@@ -213,13 +277,28 @@ func (e *Entry) LastError() string {
 	return ""
 }
 
-// Reload loads the model file again, warms it up and swaps it in. On failure the old version
-// keeps serving and the error is returned (and kept in LastError). The new version must keep
+// Reloaded is when the last successful reload happened (zero if none).
+func (e *Entry) Reloaded() time.Time {
+	if n := e.reloaded.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// Reload loads the model file again, warms it up and swaps it in; the old version serves until
+// the swap and is freed when its last batch releases it. On failure the old version keeps
+// serving and the error is returned, logged and kept in LastError. The new version must keep
 // the input geometry and family, since streams' input slots are sized for them.
-func (e *Entry) Reload() error {
+func (e *Entry) Reload() error { return e.reload("reload requested") }
+
+func (e *Entry) reload(why string) error {
 	e.reloadMu.Lock()
 	defer e.reloadMu.Unlock()
-	nv, err := loadVersion(e.decl)
+	if e.closed {
+		return fmt.Errorf("model %s: %w", e.name, ErrClosed)
+	}
+	before := statStamp(e.decl.Path)
+	nv, err := e.reg.loadVersion(e.decl)
 	if err == nil {
 		if old := e.cur.Load(); old != nil && (old.m.Pre != nv.m.Pre || old.m.Family != nv.m.Family) {
 			err = fmt.Errorf("model %s: the new file changes the input (%dx%d %s → %dx%d %s); restart to change models this way",
@@ -230,12 +309,19 @@ func (e *Entry) Reload() error {
 	if err != nil {
 		s := err.Error()
 		e.lastErr.Store(&s)
+		e.failures.Add(1)
+		e.failed.Store(&before)
+		e.reg.logf("model %s: %s: reload failed, the loaded version keeps serving: %v", e.name, why, err)
 		return err
 	}
 	e.lastErr.Store(nil)
+	e.failed.Store(nil)
 	e.loads.Add(1)
 	e.reloaded.Store(time.Now().UnixNano())
 	e.retire(e.cur.Swap(nv))
+	e.reg.logf("model %s: %s: reloaded %s (sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
+		e.name, why, e.decl.Path, nv.m.SHA256, nv.m.Cache, nv.m.LoadTime.Round(time.Millisecond),
+		nv.m.WarmUpTime.Round(time.Millisecond))
 	return nil
 }
 
@@ -254,7 +340,7 @@ func (v *Version) Preprocess() preprocess.Spec { return v.m.Pre }
 // MaxBatch is the version's largest batch.
 func (v *Version) MaxBatch() int { return v.m.MaxBatch() }
 
-// Input returns the version's native [batch,3,H,W] input buffer.
+// Input returns the version's native [batch,3,H,W] float32 input buffer.
 func (v *Version) Input(batch int) ([]float32, error) { return v.m.Input(batch) }
 
 // Run infers the batch in Input(batch).
@@ -269,8 +355,74 @@ func (v *Version) Release() { v.release() }
 func (v *Version) release() {
 	if v.refs.Add(-1) == 0 && v.freed.CompareAndSwap(false, true) {
 		v.m.Close()
-		if v.onFreed != nil {
-			v.onFreed()
-		}
+		v.reg.live.Add(-1)
 	}
+}
+
+// Watch polls the files of the loaded models every interval (≤ 0: one second) until ctx is
+// done or the registry closes, and reloads a model whose file changed (size, modification time
+// or inode) once the change has held for one interval, so that a file still being written is
+// not loaded half-way. A failed reload keeps the old version serving, is logged and kept in
+// LastError, and is not retried until the file changes again. Watch returns at once; a second
+// call while watching does nothing.
+func (r *Registry) Watch(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.stopWatch != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	r.stopWatch = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			r.mu.Lock()
+			entries := make([]*Entry, 0, len(r.entries))
+			for _, e := range r.entries {
+				entries = append(entries, e)
+			}
+			r.mu.Unlock()
+			for _, e := range entries {
+				if ctx.Err() != nil {
+					return
+				}
+				e.poll()
+			}
+		}
+	}()
+}
+
+// poll is one Watch step for the entry: a file version different from the one serving (and
+// from one that already failed) is reloaded when two polls in a row saw it.
+func (e *Entry) poll() {
+	v := e.cur.Load()
+	if v == nil {
+		return
+	}
+	now := statStamp(e.decl.Path)
+	if now == v.m.stamp {
+		e.pending = nil
+		return
+	}
+	if f := e.failed.Load(); f != nil && *f == now {
+		e.pending = nil
+		return
+	}
+	if e.pending == nil || *e.pending != now {
+		e.pending = &now // changed since the last poll: wait until it holds still
+		return
+	}
+	e.pending = nil
+	e.reload(fmt.Sprintf("%s changed (%s)", e.decl.Path, now))
 }
