@@ -59,6 +59,9 @@ type Model struct {
 	Provider string `yaml:"provider"`
 	// IntraOpThreads for ONNX Runtime (0: ONNX Runtime's default).
 	IntraOpThreads int `yaml:"intra_op_threads"`
+	// ORTConfig are ONNX Runtime session configuration entries
+	// (onnxruntime_session_options_config_keys.h), e.g. session.intra_op.allow_spinning: "1".
+	ORTConfig map[string]string `yaml:"ort_config"`
 	// MaxBatch is the most frames batched across streams in one run (1 for fixed-batch models).
 	MaxBatch int `yaml:"max_batch"`
 	// MaxDelay is how long a partial batch waits for more frames before it runs.

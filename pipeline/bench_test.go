@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +18,7 @@ import (
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/frame"
-	"github.com/vinfer/vinfer/infer"
+	vmodel "github.com/vinfer/vinfer/model"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/source/file"
 )
@@ -30,7 +32,7 @@ import (
 //
 //	go test -run XXX -bench Efficiency -benchtime 1x ./pipeline/
 func BenchmarkEfficiency(b *testing.B) {
-	for _, n := range []int{1, 4, 16} {
+	for _, n := range benchStreams() {
 		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
 			clip := filepath.Join(assets(b), "videos", "car-detection.mp4")
 			model := filepath.Join(assets(b), "models", "yolox_nano_416.onnx")
@@ -120,7 +122,7 @@ func decodeAlone(b *testing.B, n int, clip string) float64 {
 
 // inferenceAlone runs the model on one input k times and returns frames per second.
 func inferenceAlone(b *testing.B, model string, k int) float64 {
-	s, err := infer.Open(infer.Config{Path: model})
+	s, err := vmodel.Load(config.Model{Path: model}) // the same session settings as the pipeline
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -173,4 +175,19 @@ func BenchmarkBatching(b *testing.B) {
 	}
 	b.ReportMetric(fps[8]/fps[1], "speedup")
 	_ = os.Remove(dyn)
+}
+
+// benchStreams is the stream counts BenchmarkEfficiency runs: $VINFER_BENCH_STREAMS (e.g. "4")
+// or 1, 4 and 16.
+func benchStreams() []int {
+	var out []int
+	for _, f := range strings.Fields(strings.ReplaceAll(os.Getenv("VINFER_BENCH_STREAMS"), ",", " ")) {
+		if n, err := strconv.Atoi(f); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return []int{1, 4, 16}
+	}
+	return out
 }
