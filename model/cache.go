@@ -88,15 +88,20 @@ func cacheKey(sum [sha256.Size]byte, cfg *infer.Config) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%smodel %x\nonnxruntime %s\nprovider %s\noptimization all\ncpu %s\n",
 		cacheMagic, sum, ort.Version(), prov, cpuFeatures())
-	keys := make([]string, 0, len(cfg.ProviderOptions))
-	for k := range cfg.ProviderOptions {
+	writeSorted(h, "option", cfg.ProviderOptions)
+	writeSorted(h, "config", cfg.ConfigEntries) // some disable optimizers
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+func writeSorted(w io.Writer, what string, m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(h, "option %s=%s\n", k, cfg.ProviderOptions[k])
+		fmt.Fprintf(w, "%s %s=%s\n", what, k, m[k])
 	}
-	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // cpuFeatures lists the vector extensions ONNX Runtime's CPU kernels and layout choices
@@ -156,14 +161,14 @@ func cachePrefix(model string) string {
 var errCacheCorrupt = errors.New("corrupt optimized-model cache file")
 
 // readCache maps a cache file and returns its verified payload (the optimized ONNX model);
-// unmap after the session is created. A missing file gives an fs.ErrNotExist error, a damaged
-// one errCacheCorrupt.
+// unmap after the session is created. A file that cannot be stat'ed (missing) gives the
+// os.Stat error, one that exists but is damaged errCacheCorrupt.
 func readCache(path string) (payload []byte, unmap func(), err error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, err // absent (or unreachable): a miss
+	}
 	data, unmap, _, err := mapFile(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, err
-		}
 		return nil, nil, fmt.Errorf("%w %s: %v", errCacheCorrupt, path, err)
 	}
 	if len(data) <= cacheHeader || string(data[:len(cacheMagic)]) != cacheMagic {
@@ -272,7 +277,7 @@ func openCached(dir, name string, data []byte, sum [sha256.Size]byte, cfg infer.
 	switch {
 	case err == nil:
 		hit := cfg
-		hit.Model, hit.DisableOptimization = payload, true
+		hit.Path, hit.Model, hit.DisableOptimization = path, payload, true
 		s, err := infer.Open(hit)
 		unmap()
 		if err == nil {
