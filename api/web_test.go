@@ -29,8 +29,13 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// browser starts headless Chromium with a throw-away profile and returns its context.
+// browser starts headless Chromium with a throw-away profile and a 1440×900 window and returns
+// its context.
 func browser(t *testing.T, timeout time.Duration) context.Context {
+	return browserSized(t, timeout, 1440, 900)
+}
+
+func browserSized(t *testing.T, timeout time.Duration, w, h int) context.Context {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium(t)),
 		chromedp.Headless,
@@ -44,7 +49,7 @@ func browser(t *testing.T, timeout time.Duration) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1440, 900),
+		chromedp.WindowSize(w, h),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
@@ -163,6 +168,42 @@ func TestWebPage(t *testing.T) {
 		t.Fatalf("form error: %q, %v", msg, err)
 	}
 	shoot(t, ctx, "web-form-error.png")
+}
+
+// TestWebPageToken: against a server with a token, the page asks for it, then works: the list
+// fills over the API and the live view draws (its snapshots and events carry the token too).
+// The window is narrower, for the two-column layout.
+func TestWebPageToken(t *testing.T) {
+	ctx := browserSized(t, 3*time.Minute, 1100, 820)
+	e := start(t, token)
+	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"office","source":%q,"loop":true}`,
+		asset(t, "videos/one-by-one-person-detection.mp4")), 201, nil)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#token-dialog[open] #token-input`)),
+	)
+	if err != nil {
+		t.Fatalf("no token prompt: %v", err)
+	}
+	shoot(t, ctx, "web-token-prompt.png")
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#token-input`), token),
+		chromedp.Click(chromedp.CSS(`#token-form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.stream[data-stream="office"]`)),
+		ignore(chromedp.Poll[bool](`+document.querySelector('#canvas').dataset.boxes > 0`,
+			chromedp.WithPollingTimeout(90*time.Second))),
+	)
+	if err != nil {
+		shoot(t, ctx, "web-token-failed.png")
+		t.Fatalf("the page did not work with the token: %v", err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	shoot(t, ctx, "web-token.png")
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+	if err != nil {
+		t.Fatal(err)
+	}
+	artifact(t, "web-token-full.png", png)
 }
 
 // ignore drops an action's value, for chromedp.Do.
