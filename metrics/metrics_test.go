@@ -179,8 +179,8 @@ func TestKnownRun(t *testing.T) {
 	if st.Err != nil {
 		t.Fatal(st.Err)
 	}
-	// Pipeline.Wait can return while the last batch is still being inferred and output: wait
-	// for its results to reach the hooks.
+	// The hooks run on the pipeline's output goroutine, after the stream counters: give the
+	// last results time to reach them.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		fams = scrape(t, srv.URL)
 		if n, _ := value(fams, "vinfer_stream_latency_seconds", map[string]string{"stream": "cars"}); n >= inferred || time.Now().After(deadline) {
