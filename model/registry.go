@@ -130,6 +130,7 @@ func (r *Registry) Get(name string) (*Entry, error) {
 		}
 		r.entries[name] = e
 		r.mu.Unlock()
+		r.loads.Add(1)
 		m := ver.m
 		r.logf("model %s: loaded %s (%s, %dx%d, batch ≤ %d, sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
 			name, decl.Path, m.Family, m.Pre.Width, m.Pre.Height, m.MaxBatch(), m.SHA256, m.Cache,
@@ -208,7 +209,6 @@ func (r *Registry) loadVersion(decl config.Model) (*Version, error) {
 	m.WarmUpTime = time.Since(t0)
 	v := &Version{m: m, dec: dec, reg: r}
 	v.refs.Store(1)
-	r.loads.Add(1)
 	r.live.Add(1)
 	return v, nil
 }
@@ -317,6 +317,7 @@ func (e *Entry) reload(why string) error {
 	e.lastErr.Store(nil)
 	e.failed.Store(nil)
 	e.loads.Add(1)
+	e.reg.loads.Add(1)
 	e.reloaded.Store(time.Now().UnixNano())
 	e.retire(e.cur.Swap(nv))
 	e.reg.logf("model %s: %s: reloaded %s (sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
