@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/cpu"
@@ -70,10 +71,18 @@ func DefaultCacheDir() string {
 }
 
 // cacheable reports whether ONNX Runtime can save the provider's optimized graph: TensorRT
-// compiles subgraphs into engines, which an ONNX file cannot hold.
+// compiles subgraphs into engines, which an ONNX file cannot hold; the CUDA plugin EP is tried
+// and given up for the process if saving fails.
 func cacheable(provider string) bool {
+	if _, no := unsaveable.Load(provider); no {
+		return false
+	}
 	return provider == "" || provider == infer.ProviderCPU || provider == infer.ProviderCUDA
 }
+
+// unsaveable remembers the providers whose optimized graphs failed to save in this process
+// (a plugin EP that compiles its nodes), so that later loads do not try again.
+var unsaveable sync.Map
 
 // cacheKey returns the hex key of a model's optimized graph under cfg, or "" when ONNX Runtime
 // cannot be loaded (Open then reports why).
@@ -313,7 +322,17 @@ func openCached(dir, name string, data []byte, sum [sha256.Size]byte, cfg infer.
 	s, err := infer.Open(cfg)
 	if err != nil {
 		os.Remove(opt)
-		return nil, state, err
+		// Either the model does not load, or ONNX Runtime cannot save this provider's graph
+		// (compiled nodes): open without saving to tell which.
+		cfg.OptimizedModelPath = ""
+		s, err2 := infer.Open(cfg)
+		if err2 != nil {
+			return nil, state, err2
+		}
+		logf("model %s: ONNX Runtime cannot save the optimized graph with provider %s, optimized-model cache off for it: %v",
+			name, cfg.Provider, err)
+		unsaveable.Store(cfg.Provider, true)
+		return s, CacheOff, nil
 	}
 	if err := commitCache(opt, path); err != nil {
 		logf("model %s: cannot write the optimized-model cache %s: %v", name, path, err)

@@ -152,3 +152,18 @@ func TestCacheKey(t *testing.T) {
 	}
 	t.Logf("cpu features: %s", cpuFeatures())
 }
+
+// TestCacheBadModel: a model that does not load fails with its own error through the cache and
+// leaves nothing in the cache directory.
+func TestCacheBadModel(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.onnx")
+	os.WriteFile(bad, []byte("not a model"), 0o644)
+	l := Loader{CacheDir: t.TempDir(), Logf: t.Logf}
+	_, err := l.Load(config.Model{Path: bad})
+	if err == nil || !strings.Contains(err.Error(), "not a valid ONNX model") {
+		t.Fatalf("error %v, want 'not a valid ONNX model'", err)
+	}
+	if left, _ := os.ReadDir(l.CacheDir); len(left) != 0 {
+		t.Errorf("left in the cache directory: %v", left)
+	}
+}
