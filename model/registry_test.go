@@ -243,7 +243,7 @@ func TestReloadUnderLoadLosesNothing(t *testing.T) {
 			}
 			reloads++
 			maxVersions = max(maxVersions, a.Registry.Versions())
-			time.Sleep(30 * time.Millisecond) // leave the streams most of the two cores
+			time.Sleep(100 * time.Millisecond) // leave the streams most of the cores
 		}
 	}
 	streams := stop(t, a, logs)
