@@ -1,6 +1,11 @@
 // Package model turns a model declaration (config.Model) into a served model: an ONNX Runtime
 // session plus the family's preprocessing, output decoding, thresholds and labels, with the
 // family auto-detected from the output shapes when not declared.
+//
+// Load (Loader.Load) opens one model from its mmap'ed file, optionally through the
+// optimized-model cache (cache.go). Registry serves the declared models to the pipeline: one
+// shared, warmed-up load per model (single-flight), hot reload with reference-counted versions,
+// and reload on file change (Watch).
 package model
 
 import (
