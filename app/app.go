@@ -39,6 +39,8 @@ type Options struct {
 	Log *slog.Logger
 	// KeepLatest retains each stream's latest frame for snapshots (the web view).
 	KeepLatest bool
+	// WatchModels reloads a model when its file changes (polled every second).
+	WatchModels bool
 	// OnBatch and OnResult observe batches and results (metrics).
 	OnBatch  func(model string, size int)
 	OnResult func(r *sink.Result)
@@ -76,6 +78,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) *App {
 		OnResult:   o.OnResult,
 	})
 	a.Pipeline.Start(ctx)
+	if o.WatchModels {
+		a.Registry.Watch(ctx, time.Second)
+	}
 	return a
 }
 

@@ -105,6 +105,11 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	if cfg.QueueDepth <= 0 {
 		cfg.QueueDepth = 2
 	}
+	// Load the model (and its cascades) before taking the lock: a cold load must not block
+	// other streams being added or removed. The engine provider is single-flight and cached.
+	if err := p.loadEngines(cfg.Model, 0); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ctx == nil || p.ctx.Err() != nil {
@@ -163,6 +168,23 @@ func (s *stream) finish() {
 		}
 	}
 	s.cfg.Source.Close()
+}
+
+func (p *Pipeline) loadEngines(name string, depth int) error {
+	if p.opts.Engine == nil {
+		return errors.New("pipeline: no engine provider")
+	}
+	if _, err := p.opts.Engine(name); err != nil {
+		return err
+	}
+	if p.opts.Cascades != nil && depth < 4 {
+		for _, c := range p.opts.Cascades(name) {
+			if err := p.loadEngines(c.Model, depth+1); err != nil {
+				return fmt.Errorf("model %s: cascade: %w", name, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (p *Pipeline) modelLocked(name string) (*modelRunner, error) {

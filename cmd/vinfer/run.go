@@ -72,7 +72,7 @@ func runCmd(args []string) error {
 	defer stop()
 	mx := newMetrics() // Prometheus metrics (api.go), fed by the pipeline's hooks
 	a := app.New(context.Background(), cfg, app.Options{Sinks: sinks, Log: log, KeepLatest: cfg.Output.HTTP != "",
-		OnBatch: mx.OnBatch, OnResult: mx.OnResult})
+		OnBatch: mx.OnBatch, OnResult: mx.OnResult, WatchModels: true})
 	if err := a.Registry.Preload(false); err != nil {
 		a.Stop()
 		return err
