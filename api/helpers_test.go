@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,62 +9,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vinfer/vinfer/api"
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/metrics"
 	"github.com/vinfer/vinfer/model"
 )
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	d, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("no go.mod above the test directory")
-		}
-		d = filepath.Dir(d)
-	}
-}
+func asset(t testing.TB, rel string) string { return testutil.Asset(t, rel) }
 
-// asset returns the path of a file under assets/, failing when it is missing.
-func asset(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(repoRoot(t), "assets", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("asset %s missing (run scripts/setup.sh): %v", rel, err)
-	}
-	return p
-}
-
-// logBuffer collects log output for leak checks; safe for concurrent use.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer = testutil.LogBuffer
 
 // env is a running app with its API server on loopback.
 type env struct {
@@ -179,7 +136,7 @@ func artifact(t testing.TB, name string, data []byte) string {
 	t.Helper()
 	dir := os.Getenv("VINFER_TEST_ARTIFACTS")
 	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "out", "test-artifacts")
+		dir = filepath.Join(testutil.Root(t), "out", "test-artifacts")
 	}
 	dir = filepath.Join(dir, "api")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

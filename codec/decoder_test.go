@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/frame"
@@ -18,27 +19,7 @@ import (
 	"github.com/vinfer/vinfer/source/file"
 )
 
-// asset returns the path of a file under the repository's assets/, failing when it is missing.
-func asset(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			p := filepath.Join(dir, "assets", rel)
-			if _, err := os.Stat(p); err != nil {
-				t.Fatalf("asset %s missing (run scripts/setup.sh): %v", rel, err)
-			}
-			return p
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
+func asset(t testing.TB, rel string) string { return testutil.Asset(t, rel) }
 
 // tool returns the path of an external program, skipping the test when it is not installed.
 func tool(t testing.TB, name string) string {

@@ -10,24 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vinfer/vinfer/internal/testutil"
+
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/internal/annexb"
 	"github.com/vinfer/vinfer/media"
 )
 
-func repoRoot(t testing.TB) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
+func repoRoot(t testing.TB) string { return testutil.Root(t) }
 
 // clip returns the first access units of the shared car-detection clip (H.264 Baseline, 768x432,
 // 377 frames) in Annex-B form, and its first 10 pictures decoded by FFmpeg's software decoder

@@ -3,10 +3,9 @@ package detect_test
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/imageio"
@@ -15,24 +14,7 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
-// asset returns the path of a shared asset (scripts/setup.sh copies them into assets/ at the
-// repository root); a missing asset fails the test.
-func asset(t testing.TB, rel string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	for d := filepath.Dir(file); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			p := filepath.Join(d, "assets", rel)
-			if _, err := os.Stat(p); err != nil {
-				t.Fatalf("%s missing: run scripts/setup.sh", p)
-			}
-			return p
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("go.mod not found above the test")
-		}
-	}
-}
+func asset(t testing.TB, rel string) string { return testutil.Asset(t, rel) }
 
 // reference is a detection verified with OpenCV DNN 4.6 (assets MANIFEST.md); a zero Box is
 // not checked (the manifest gives only the score).

@@ -13,27 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vinfer/vinfer/internal/testutil"
+
 	"github.com/vinfer/vinfer/frame"
 )
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t testing.TB) string { return testutil.Root(t) }
 
 type jpegReference struct {
 	OpenCV string `json:"opencv"`

@@ -7,29 +7,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/vinfer/vinfer/internal/testutil"
+
 	"github.com/vinfer/vinfer/internal/ort"
 	"github.com/vinfer/vinfer/tensor"
 )
 
-// repoRoot walks up from this file's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	for d := filepath.Dir(file); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("go.mod not found above the test")
-		}
-	}
-}
+func repoRoot(t testing.TB) string { return testutil.Root(t) }
 
 // modelPath returns a bundled model; the assets are installed by scripts/setup.sh, so a
 // missing one fails the test.

@@ -7,10 +7,10 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -22,32 +22,9 @@ import (
 	vmodel "github.com/vinfer/vinfer/model"
 )
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	d, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("no go.mod above the test directory")
-		}
-		d = filepath.Dir(d)
-	}
-}
+func repoRoot(t testing.TB) string { return testutil.Root(t) }
 
-func asset(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(repoRoot(t), "assets", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("asset %s missing (run scripts/setup.sh): %v", rel, err)
-	}
-	return p
-}
+func asset(t testing.TB, rel string) string { return testutil.Asset(t, rel) }
 
 // scrape fetches url and parses the Prometheus text exposition.
 func scrape(t testing.TB, url string) map[string]*dto.MetricFamily {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vinfer/vinfer/internal/testutil"
+
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/frame"
@@ -54,23 +56,7 @@ func (r *results) count(stream string) int {
 	return len(r.frames[stream])
 }
 
-// logBuffer is a goroutine-safe log.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer = testutil.LogBuffer
 
 // startApp runs vinfer with decl as model "m" (cache in cacheDir, "" for none) and frame
 // accounting checks on, and adds the streams (model "m").

@@ -1,12 +1,9 @@
 package pipeline_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -15,21 +12,12 @@ import (
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/pipeline"
 	"github.com/vinfer/vinfer/sink"
 )
 
-func assets(t testing.TB) string {
-	t.Helper()
-	_, f, _, _ := runtime.Caller(0)
-	for d := filepath.Dir(f); filepath.Dir(d) != d; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, "assets")
-		}
-	}
-	t.Fatal("go.mod not found")
-	return ""
-}
+func assets(t testing.TB) string { return filepath.Join(testutil.Root(t), "assets") }
 
 // recorder is a sink keeping (stream, frame) in arrival order.
 type recorder struct {
@@ -47,23 +35,7 @@ func (r *recorder) Write(res *sink.Result) error {
 	return nil
 }
 
-// syncBuffer is a goroutine-safe log buffer.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.LogBuffer
 
 // start runs an app with the bundled YOLOX-Nano as model "m" and frame leak checks on.
 func start(t *testing.T, threads int, streams ...config.Stream) (*app.App, *recorder, *syncBuffer) {
@@ -87,12 +59,7 @@ func start(t *testing.T, threads int, streams ...config.Stream) (*app.App, *reco
 	return a, rec, logs
 }
 
-func checkNoLeaks(t *testing.T, logs *syncBuffer) {
-	t.Helper()
-	if l := logs.String(); strings.Contains(l, "never released") || strings.Contains(l, "double Release") {
-		t.Fatalf("frame accounting: %s", l)
-	}
-}
+func checkNoLeaks(t *testing.T, logs *syncBuffer) { testutil.CheckNoFrameLeaks(t, logs) }
 
 // TestFilesLoseNothing: file streams block instead of dropping: every decoded frame is inferred,
 // results arrive in per-stream order, and every frame returns to its pool.

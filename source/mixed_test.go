@@ -1,7 +1,6 @@
 package source_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
@@ -360,20 +361,4 @@ func (l *resultLog) byPTS(stream string) map[time.Duration]result {
 	return m
 }
 
-// logBuffer is a goroutine-safe log destination.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer = testutil.LogBuffer

@@ -5,27 +5,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 )
 
-// repoRoot walks up from this file's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	for d := filepath.Dir(file); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("go.mod not found above the test")
-		}
-	}
-}
+func repoRoot(t testing.TB) string { return testutil.Root(t) }
 
 func model(t testing.TB, name string) string {
 	t.Helper()

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vinfer/vinfer/internal/testutil"
+
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/preprocess"
@@ -38,23 +40,7 @@ func (p nv12Picture) frame() *frame.Frame {
 		Planes: [3][]byte{p.y, p.uv}, Strides: [3]int{p.yPitch, p.uvPitch}}
 }
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t testing.TB) string { return testutil.Root(t) }
 
 // videoNV12 decodes the first n frames of a shared asset to NV12 with the ffmpeg CLI.
 // On machines without the ffmpeg CLI (the GPU machine) it reads the first n pictures of

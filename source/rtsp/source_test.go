@@ -1,16 +1,16 @@
 package rtsp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 
 	"github.com/bluenviron/gortsplib/v5/pkg/format"
 
@@ -95,23 +95,7 @@ func TestEmptySprop(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.LogBuffer
 
 // TestAuthAndRedaction plays a stream that needs credentials, then tries a wrong password:
 // failures are retried and counted, and no password appears in logs, errors or stats.

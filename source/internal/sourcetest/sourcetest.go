@@ -5,42 +5,18 @@
 package sourcetest
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 )
 
-// Root returns the repository root (the directory holding go.mod), failing the test when there
-// is none above the working directory.
-func Root(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("sourcetest: no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
+// Root returns the repository root (the directory holding go.mod).
+func Root(t testing.TB) string { return testutil.Root(t) }
 
 // Asset returns the path of a file under assets/, failing the test when it is missing
 // (scripts/setup.sh installs the assets).
-func Asset(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(Root(t), "assets", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("sourcetest: asset %s missing (run scripts/setup.sh): %v", rel, err)
-	}
-	return p
-}
+func Asset(t testing.TB, rel string) string { return testutil.Asset(t, rel) }
 
 // Tool returns the path of an external program, skipping the test when it is not installed.
 func Tool(t testing.TB, name string) string {

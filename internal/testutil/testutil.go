@@ -1,0 +1,72 @@
+// Package testutil holds what vinfer's tests share: finding the repository and its assets, and a
+// goroutine-safe log buffer for checking what a running system logged (frame leaks, errors).
+// It is imported by tests only.
+package testutil
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Root returns the repository root (the directory holding go.mod) above the working directory.
+func Root(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("testutil: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Asset returns the path of a file under assets/, failing the test when it is missing
+// (scripts/setup.sh installs the assets; CI runs it first).
+func Asset(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(Root(t), "assets", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("asset %s missing (run scripts/setup.sh): %v", rel, err)
+	}
+	return p
+}
+
+// LogBuffer collects log output; safe for concurrent use.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// CheckNoFrameLeaks fails the test when the log reports frames never released or released
+// twice (frame pools in debug mode report them when they close).
+func CheckNoFrameLeaks(t testing.TB, logs *LogBuffer) {
+	t.Helper()
+	if l := logs.String(); strings.Contains(l, "never released") || strings.Contains(l, "double Release") {
+		t.Fatalf("frame accounting: %s", l)
+	}
+}
