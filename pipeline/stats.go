@@ -16,10 +16,11 @@ const (
 	DropFPSCap                        // over the stream's max_fps
 	DropDecodeError                   // the access unit could not be decoded
 	DropInferError                    // the inference run failed
+	DropShutdown                      // decoded while the stream was stopping
 	numDropReasons
 )
 
-var dropReasonNames = [numDropReasons]string{"queue_full", "interval", "fps_cap", "decode_error", "infer_error"}
+var dropReasonNames = [numDropReasons]string{"queue_full", "interval", "fps_cap", "decode_error", "infer_error", "shutdown"}
 
 func (r DropReason) String() string { return dropReasonNames[r] }
 

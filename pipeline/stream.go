@@ -173,6 +173,7 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 			width: f.Width, height: f.Height, decoded: time.Now(), decodeDur: decodeDur}
 		slot, ok := s.takeSlot(ctx)
 		if !ok {
+			s.stats.Dropped[DropShutdown].Add(1)
 			return ctx.Err()
 		}
 		t0 := time.Now()
@@ -192,6 +193,7 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		if !ok {
 			it.slot = slot
 			s.recycle(it)
+			s.stats.Dropped[DropShutdown].Add(1)
 			return ctx.Err()
 		}
 		if wasDropped {

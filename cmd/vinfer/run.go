@@ -23,7 +23,7 @@ import (
 func runCmd(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "YAML configuration (default: the bundled sample)")
-	httpAddr := fs.String("http", "", "serve the HTTP API, /metrics and the web page on this address, e.g. 127.0.0.1:8080 (loopback; set output.token before binding others)")
+	httpAddr := fs.String("http", "", `serve the HTTP API, /metrics and the web page on this address and keep running until SIGINT (default: 127.0.0.1:8080 while the job runs; "none" disables it; set output.token before binding beyond loopback)`)
 	jsonl := fs.String("jsonl", "", `where detection events go: "-" stdout (default), a file, or "none"`)
 	all := fs.Bool("all-frames", false, "emit a JSON line for every inferred frame, not only frames with detections")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -46,6 +46,14 @@ func runCmd(args []string) error {
 	}
 	if *jsonl != "" {
 		cfg.Output.JSONL = *jsonl
+	}
+
+	// The API serves on 127.0.0.1:8080 by default while the job runs; an address given by flag or
+	// config keeps the process serving after file streams end.
+	serve := cfg.Output.HTTP != "" && cfg.Output.HTTP != "none"
+	httpOn := cfg.Output.HTTP != "none"
+	if cfg.Output.HTTP == "" || cfg.Output.HTTP == "none" {
+		cfg.Output.HTTP = defaultHTTP
 	}
 
 	var sinks []sink.Sink
@@ -71,7 +79,7 @@ func runCmd(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	mx := newMetrics() // Prometheus metrics (api.go), fed by the pipeline's hooks
-	a := app.New(context.Background(), cfg, app.Options{Sinks: sinks, Log: log, KeepLatest: cfg.Output.HTTP != "",
+	a := app.New(context.Background(), cfg, app.Options{Sinks: sinks, Log: log, KeepLatest: httpOn,
 		OnBatch: mx.OnBatch, OnResult: mx.OnResult, WatchModels: true})
 	if err := a.Registry.Preload(false); err != nil {
 		a.Stop()
@@ -83,20 +91,24 @@ func runCmd(args []string) error {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) == len(cfg.Streams) && len(errs) > 0 && cfg.Output.HTTP == "" {
+	if len(errs) == len(cfg.Streams) && len(errs) > 0 && !serve {
 		a.Stop()
 		return errors.Join(errs...)
 	}
 	for _, err := range errs {
 		log.Error(err.Error())
 	}
-	if cfg.Output.HTTP != "" {
+	if httpOn {
 		srv, err := startAPI(ctx, a, mx, cfg.Output.HTTP, cfg.Output.Token, log)
-		if err != nil {
+		switch {
+		case err != nil && serve:
 			a.Stop()
 			return err
+		case err != nil:
+			log.Warn(fmt.Sprintf("web view and API not started (%v); pass --http ADDR for another address", err))
+		default:
+			defer srv.Close()
 		}
-		defer srv.Close()
 	}
 
 	start := time.Now()
@@ -108,7 +120,7 @@ func runCmd(args []string) error {
 	}()
 	ended := make(chan struct{})
 	go func() { a.Pipeline.Wait(); close(ended) }()
-	if cfg.Output.HTTP != "" || hasLive(a) {
+	if serve || hasLive(a) {
 		<-ctx.Done() // serve until SIGINT/SIGTERM
 	} else {
 		select {
@@ -131,6 +143,9 @@ func runCmd(args []string) error {
 	pipeline.Summary(os.Stderr, streams, time.Since(start))
 	return err
 }
+
+// defaultHTTP is where the API listens unless told otherwise.
+const defaultHTTP = "127.0.0.1:8080"
 
 // eventsOnly forwards results that have detections.
 type eventsOnly struct{ s sink.Sink }
