@@ -49,7 +49,7 @@ func TestUDP(t *testing.T) {
 			snd := newSender(c, 0x10000001, ps.Quirks{})
 			snd.run(0, len(c.Samples), udpWriter(t, fmt.Sprintf("127.0.0.1:%d", port)))
 			m := &sourcetest.Matcher{Clip: c}
-			readUntil(t, s, m, m.All, 30*time.Second)
+			readUntil(t, s, m, m.All, 60*time.Second)
 			st, ds := s.Stats(), s.DemuxStats()
 			if m.Skipped != 0 || st.Lost != 0 || st.Dropped != 0 || ds.Frames != uint64(len(c.Samples)) || ds.NoStreamMap != 0 {
 				t.Fatalf("skipped %d; stats %+v; demux %+v", m.Skipped, st, ds)
@@ -70,7 +70,7 @@ func TestVendorQuirks(t *testing.T) {
 	q := ps.Quirks{NoStreamMap: true, NoPTS: true, PackStuffing: 3, Junk: []byte{0, 0, 0, 0}, Unbounded: true, Audio: true}
 	newSender(c, 77, q).run(0, len(c.Samples), udpWriter(t, fmt.Sprintf("127.0.0.1:%d", port)))
 	m := &sourcetest.Matcher{Clip: c, PTSTolerance: time.Second} // no PTS: stamped from RTP (decoding order)
-	readUntil(t, s, m, m.All, 30*time.Second)
+	readUntil(t, s, m, m.All, 60*time.Second)
 	ds := s.DemuxStats()
 	n := uint64(len(c.Samples))
 	if ds.NoStreamMap != n || ds.PESWithoutPTS != n || ds.PackStuffing != n || ds.JunkBytes != 4*n || ds.UnboundedPES != n || ds.AudioPES != n {
@@ -99,12 +99,12 @@ func TestSharedPort(t *testing.T) {
 	go func() {
 		defer close(done)
 		m2 = &sourcetest.Matcher{Clip: c2}
-		if err := sourcetest.ReadUntil(s2, m2, m2.All, 30*time.Second); err != nil {
+		if err := sourcetest.ReadUntil(s2, m2, m2.All, 60*time.Second); err != nil {
 			t.Errorf("stream 2: %v", err)
 		}
 	}()
 	m1 := &sourcetest.Matcher{Clip: c1}
-	readUntil(t, s1, m1, m1.All, 30*time.Second)
+	readUntil(t, s1, m1, m1.All, 60*time.Second)
 	<-done
 	if st := s1.Stats(); st.Foreign == 0 || st.Lost != 0 || m1.Skipped != 0 {
 		t.Fatalf("stream 1: skipped %d, stats %+v", m1.Skipped, st)
@@ -126,7 +126,7 @@ func TestLossAndGarbage(t *testing.T) {
 	newSender(c, 5, ps.Quirks{}).run(0, len(c.Samples), udpWriter(t, fmt.Sprintf("127.0.0.1:%d", relay.Port())))
 	garbage := sourcetest.SendGarbage(t, fmt.Sprintf("127.0.0.1:%d", port), 100, 10*time.Millisecond)
 	m := &sourcetest.Matcher{Clip: c, ContinuousPTS: true}
-	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Last == len(c.Samples)-1 }, 30*time.Second)
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Last == len(c.Samples)-1 }, 60*time.Second)
 	st := s.Stats()
 	t.Logf("relay dropped %d; matched %d, skipped %d, discontinuities %d; stats %+v; demux %+v",
 		relay.Dropped.Load(), m.Matched, m.Skipped, m.Discontinuities, st, s.DemuxStats())
@@ -150,7 +150,7 @@ func TestTCPPassive(t *testing.T) {
 	snd := newSender(c, 9, ps.Quirks{})
 	wait := snd.run(0, 200, tcpWriter(conn))
 	m := &sourcetest.Matcher{Clip: c}
-	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 200 }, 30*time.Second)
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 200 }, 60*time.Second)
 	wait()
 	conn.Close()
 	// the camera comes back with a new connection and restarts its stream
@@ -160,7 +160,7 @@ func TestTCPPassive(t *testing.T) {
 	}
 	defer conn2.Close()
 	newSender(c, 9, ps.Quirks{}).run(0, len(c.Samples), tcpWriter(conn2))
-	readUntil(t, s, m, func(au *media.AccessUnit) bool { return m.Discontinuities == 1 && m.Last == len(c.Samples)-1 }, 30*time.Second)
+	readUntil(t, s, m, func(au *media.AccessUnit) bool { return m.Discontinuities == 1 && m.Last == len(c.Samples)-1 }, 60*time.Second)
 	st := s.Stats()
 	if st.Connects != 2 || st.Reconnects != 1 || st.Lost != 0 || st.Discontinuities != 1 {
 		t.Fatalf("stats %+v", st)
@@ -200,7 +200,7 @@ func TestTCPActive(t *testing.T) {
 		}
 	}()
 	m := &sourcetest.Matcher{Clip: c}
-	readUntil(t, s, m, func(au *media.AccessUnit) bool { return m.Discontinuities == 1 && m.Last == len(c.Samples)-1 }, 30*time.Second)
+	readUntil(t, s, m, func(au *media.AccessUnit) bool { return m.Discontinuities == 1 && m.Last == len(c.Samples)-1 }, 60*time.Second)
 	st := s.Stats()
 	if st.ConnectFailures == 0 || st.Connects != 2 || st.Reconnects != 1 {
 		t.Fatalf("stats %+v", st)
@@ -237,7 +237,7 @@ func TestWatchdogTCPActive(t *testing.T) {
 	}()
 	s := open(t, &Source{Transport: TransportTCPActive, RemoteAddr: ln.Addr().String(), Watchdog: 500 * time.Millisecond, Backoff: []time.Duration{50 * time.Millisecond}})
 	m := &sourcetest.Matcher{Clip: c}
-	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Discontinuities == 1 && m.Matched > 100 }, 30*time.Second)
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Discontinuities == 1 && m.Matched > 100 }, 60*time.Second)
 	if st := s.Stats(); st.Watchdog == 0 || st.Reconnects == 0 {
 		t.Fatalf("stats %+v", st)
 	}

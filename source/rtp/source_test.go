@@ -29,7 +29,7 @@ func TestSourceFFmpeg(t *testing.T) {
 			ff := sourcetest.FFmpegRTP(t, path, port, 6)
 			m := &sourcetest.Matcher{Clip: c}
 			var wall time.Time
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			for m.Matched < len(c.Samples) {
 				au, err := src.Read(ctx)
@@ -85,7 +85,7 @@ func TestSourceLoss(t *testing.T) {
 		f.Release()
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for m.Last != len(c.Samples)-1 {
 		au, err := src.Read(ctx)
@@ -141,7 +141,7 @@ func TestSourceGarbageAndTwoStreams(t *testing.T) {
 	for i, src := range srcs {
 		go func() {
 			defer func() { errs <- nil }()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			for ms[i].Matched < len(ms[i].Clip.Samples) {
 				au, err := src.Read(ctx)

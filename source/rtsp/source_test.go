@@ -60,7 +60,7 @@ func TestPlay(t *testing.T) {
 						wall = au.Wallclock
 					}
 					return m.Matched == len(c.Samples)
-				}, 30*time.Second)
+				}, 60*time.Second)
 				st := s.Stats()
 				if m.Skipped != 0 || st.Connects != 1 || st.Lost != 0 || st.Dropped != 0 {
 					t.Fatalf("skipped %d; stats %+v", m.Skipped, st)
@@ -89,7 +89,7 @@ func TestEmptySprop(t *testing.T) {
 	srv.start()
 	s := open(t, &Source{URL: srv.url(), Transport: TransportTCP})
 	m := &sourcetest.Matcher{Clip: c}
-	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 100 }, 30*time.Second)
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 100 }, 60*time.Second)
 	if m.Skipped != 0 {
 		t.Fatalf("skipped %d", m.Skipped)
 	}
@@ -109,7 +109,7 @@ func TestAuthAndRedaction(t *testing.T) {
 
 	s := open(t, &Source{URL: srv.url(), Transport: TransportTCP, Logger: logger})
 	m := &sourcetest.Matcher{Clip: c}
-	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 20 }, 30*time.Second)
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 20 }, 60*time.Second)
 
 	bad := strings.Replace(srv.url(), "Zebra-Secret-42", "Wrong-Secret-43", 1)
 	b := open(t, &Source{URL: bad, Transport: TransportTCP, Logger: logger, Backoff: []time.Duration{50 * time.Millisecond}})
@@ -143,7 +143,7 @@ func TestServerLateStart(t *testing.T) {
 	time.Sleep(1200 * time.Millisecond)
 	srv.start()
 	m := &sourcetest.Matcher{Clip: c}
-	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 50 }, 30*time.Second)
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 50 }, 60*time.Second)
 	st := s.Stats()
 	t.Logf("stats %+v", st)
 	if st.ConnectFailures < 3 || st.Connects != 1 || m.Skipped != 0 {
@@ -172,7 +172,7 @@ func TestServerRestart(t *testing.T) {
 			go func() {
 				defer close(otherDone)
 				m2 := &sourcetest.Matcher{Clip: c2}
-				if err := sourcetest.ReadUntil(s2, m2, m2.All, 30*time.Second); err != nil {
+				if err := sourcetest.ReadUntil(s2, m2, m2.All, 60*time.Second); err != nil {
 					t.Errorf("the other stream: %v", err)
 					return
 				}
@@ -183,7 +183,7 @@ func TestServerRestart(t *testing.T) {
 			defer func() { <-otherDone }()
 
 			m := &sourcetest.Matcher{Clip: c}
-			readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 80 }, 30*time.Second)
+			readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 80 }, 60*time.Second)
 			srv.close()
 			var lastPTS time.Duration
 			var restarted atomic.Bool
@@ -200,7 +200,7 @@ func TestServerRestart(t *testing.T) {
 				}
 				lastPTS = max(lastPTS, au.PTS)
 				return m.Discontinuities == 1 && m.Matched >= 200
-			}, 30*time.Second)
+			}, 60*time.Second)
 			st := s.Stats()
 			t.Logf("stats %+v", st)
 			if st.Connects != 2 || st.Reconnects != 1 || st.Discontinuities != 1 || st.ConnectFailures == 0 {
@@ -224,7 +224,7 @@ func TestWatchdog(t *testing.T) {
 	srv.start()
 	s := open(t, &Source{URL: srv.url(), Transport: TransportTCP, Watchdog: 700 * time.Millisecond, Backoff: []time.Duration{100 * time.Millisecond}})
 	m := &sourcetest.Matcher{Clip: c}
-	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Discontinuities == 1 && m.Matched > 60 }, 30*time.Second)
+	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Discontinuities == 1 && m.Matched > 60 }, 60*time.Second)
 	st := s.Stats()
 	if st.Watchdog == 0 || st.Reconnects == 0 {
 		t.Fatalf("stats %+v", st)
