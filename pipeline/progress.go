@@ -50,18 +50,22 @@ func (pr *Progress) print() {
 	var total float64
 	var dropped int64
 	streams := pr.P.Streams()
-	for i, s := range streams {
+	shown := 0
+	for _, s := range streams {
 		n := s.Stats.Inferred.Load()
 		fps := float64(n-pr.last[s.ID]) / dt
 		pr.last[s.ID] = n
 		total += fps
 		dropped += s.Stats.DroppedTotal() - s.Stats.Dropped[DropInterval].Load() - s.Stats.Dropped[DropFPSCap].Load()
-		if i < 8 {
+		if s.Ended {
+			continue // finished streams leave the line
+		}
+		if shown++; shown <= 8 {
 			fmt.Fprintf(&b, "%s %.1f fps  ", s.ID, fps)
 		}
 	}
-	if len(streams) > 8 {
-		fmt.Fprintf(&b, "(+%d streams)  ", len(streams)-8)
+	if shown > 8 {
+		fmt.Fprintf(&b, "(+%d streams)  ", shown-8)
 	}
 	line := fmt.Sprintf("[%6.1fs] %stotal %.1f fps  dropped %d", now.Sub(pr.start).Seconds(), b.String(), total, dropped)
 	if pr.Terminal {
@@ -86,8 +90,12 @@ func Summary(w io.Writer, streams []StreamStatus, elapsed time.Duration) {
 		if n > 0 {
 			lat = time.Duration(st.LatencyNanos.Load() / n)
 		}
-		fmt.Fprintf(w, "  %-16s model %-12s decoded %6d  inferred %6d  %7.1f fps  latency %6.1f ms",
-			s.ID, s.Model, d, n, float64(n)/elapsed.Seconds(), float64(lat)/1e6)
+		id := s.ID
+		if len(id) > 24 {
+			id = "…" + id[len(id)-23:]
+		}
+		fmt.Fprintf(w, "  %-24s model %-12s decoded %6d  inferred %6d  %7.1f fps  latency %6.1f ms",
+			id, s.Model, d, n, float64(n)/st.Elapsed().Seconds(), float64(lat)/1e6)
 		for _, r := range DropReasons() {
 			if c := st.Dropped[r].Load(); c > 0 {
 				fmt.Fprintf(w, "  %s %d", r, c)

@@ -43,6 +43,7 @@ type StreamStats struct {
 	// LatencyNanos sums frame→result latency over inferred frames.
 	LatencyNanos atomic.Int64
 	started      time.Time
+	endedAt      atomic.Int64 // unix nanos when the stream's loop ended, 0 while running
 
 	mu       sync.Mutex
 	perClass map[string]int64
@@ -59,6 +60,14 @@ func (s *StreamStats) DroppedTotal() int64 {
 		n += s.Dropped[i].Load()
 	}
 	return n
+}
+
+// Elapsed is how long the stream ran (until now, or until it ended).
+func (s *StreamStats) Elapsed() time.Duration {
+	if e := s.endedAt.Load(); e != 0 {
+		return time.Unix(0, e).Sub(s.started)
+	}
+	return time.Since(s.started)
 }
 
 // PerClass returns a copy of the detection count per label.

@@ -89,6 +89,7 @@ func (s *stream) run(ctx context.Context) {
 		s.err = err
 		s.p.log("stream %s: %v", s.cfg.ID, err)
 	}
+	s.stats.endedAt.Store(time.Now().UnixNano())
 	s.ended.Store(true)
 }
 

@@ -29,7 +29,7 @@ if [ "${VINFER_SKIP_APT:-0}" != 1 ]; then
 fi
 
 if ! command -v go >/dev/null; then
-  [ -x /usr/local/go/bin/go ] && export PATH=$PATH:/usr/local/go/bin || { log "Go 1.22+ is required (https://go.dev/dl/)"; exit 1; }
+  [ -x /usr/local/go/bin/go ] && export PATH=$PATH:/usr/local/go/bin || { log "Go 1.26 or later is required (https://go.dev/dl/)"; exit 1; }
 fi
 
 # ONNX Runtime CPU library.

@@ -24,15 +24,18 @@ var imageExts = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".gif
 func detectCmd(args []string) error {
 	fs := flag.NewFlagSet("detect", flag.ContinueOnError)
 	modelPath := fs.String("model", "", "ONNX model (MODEL.yaml beside it, if present, sets family and preprocessing)")
-	input := fs.String("input", "", "image (JPEG/PNG) or video file")
+	input := fs.String("input", "", "image (JPEG, PNG, GIF) or video file (MP4, MKV, MPEG-TS)")
 	family := fs.String("family", "", "model family, when auto-detection cannot tell (yolox, fastestdet, ultraface, yolov5, yolov8, nanodet)")
 	labels := fs.String("labels", "", `labels file (one name per line) or "coco80"`)
-	score := fs.Float64("score-threshold", -1, "minimum score (default: the family's)")
+	score := fs.Float64("score-threshold", -1, "minimum score 0…1 (negative: the family's default)")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	newLogger("warn", false)
+	if *threads < 0 {
+		return fmt.Errorf("--threads %d: give 0 (one per core) or a positive count", *threads)
+	}
 	if *modelPath == "" || *input == "" {
 		fs.Usage()
 		return errors.New("detect needs --model and --input")

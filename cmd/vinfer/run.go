@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/ffmpeg"
+	"github.com/vinfer/vinfer/internal/ort"
 	"github.com/vinfer/vinfer/model"
 	"github.com/vinfer/vinfer/pipeline"
 	"github.com/vinfer/vinfer/sink"
@@ -31,9 +34,14 @@ func runCmd(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	log := newLogger(*logLevel, *logJSON)
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run: unexpected argument %q (give a configuration with --config FILE)", fs.Arg(0))
+	}
+	log, err := newLogger(*logLevel, *logJSON)
+	if err != nil {
+		return err
+	}
 	var cfg *config.Config
-	var err error
 	if *cfgPath != "" {
 		if cfg, err = config.Load(*cfgPath); err != nil {
 			return err
@@ -91,6 +99,10 @@ func runCmd(args []string) error {
 			errs = append(errs, err)
 		}
 	}
+	if len(cfg.Streams) == 0 && !serve {
+		a.Stop()
+		return errors.New("the configuration has no streams: add some under streams:, or pass --http ADDR to add them through the API")
+	}
 	if len(errs) == len(cfg.Streams) && len(errs) > 0 && !serve {
 		a.Stop()
 		return errors.Join(errs...)
@@ -116,7 +128,12 @@ func runCmd(args []string) error {
 	progressStopped := make(chan struct{})
 	go func() {
 		defer close(progressStopped)
-		(&pipeline.Progress{P: a.Pipeline, W: os.Stderr, Terminal: isTerminal(os.Stderr), Interval: time.Second}).Run(progressDone)
+		tty := isTerminal(os.Stderr)
+		every := 10 * time.Second // a log file gets a line every 10 s, a terminal a live line
+		if tty {
+			every = time.Second
+		}
+		(&pipeline.Progress{P: a.Pipeline, W: os.Stderr, Terminal: tty, Interval: every}).Run(progressDone)
 	}()
 	ended := make(chan struct{})
 	go func() { a.Pipeline.Wait(); close(ended) }()
@@ -183,10 +200,10 @@ func defaultConfig() (*config.Config, error) {
 	}, nil
 }
 
-func newLogger(level string, asJSON bool) *slog.Logger {
+func newLogger(level string, asJSON bool) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
 	o := &slog.HandlerOptions{Level: l}
 	var h slog.Handler = slog.NewTextHandler(os.Stderr, o)
@@ -196,7 +213,7 @@ func newLogger(level string, asJSON bool) *slog.Logger {
 	lg := slog.New(h)
 	slog.SetDefault(lg)
 	quietFFmpeg(l <= slog.LevelDebug)
-	return lg
+	return lg, nil
 }
 
 func isTerminal(f *os.File) bool {
@@ -205,7 +222,13 @@ func isTerminal(f *os.File) bool {
 }
 
 func versionCmd() error {
-	fmt.Println("vinfer", version)
+	fmt.Println("vinfer", version, runtime.Version())
+	fmt.Println("FFmpeg libavcodec", ffmpeg.Version())
+	if err := ort.Load(""); err != nil {
+		fmt.Println("ONNX Runtime: not found:", err)
+		return nil
+	}
+	fmt.Println("ONNX Runtime", ort.Version(), "from", ort.Loaded())
 	return nil
 }
 

@@ -278,3 +278,9 @@ func FlushFilter(bsf *astiav.BitStreamFilterContext) {
 func FlushDecoder(cc *astiav.CodecContext) {
 	C.avcodec_flush_buffers(codecContext(cc))
 }
+
+// Version returns the linked libavcodec's version, e.g. "59.37.100" (FFmpeg 5.1).
+func Version() string {
+	v := uint32(C.avcodec_version())
+	return fmt.Sprintf("%d.%d.%d", v>>16, v>>8&0xff, v&0xff)
+}
