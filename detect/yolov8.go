@@ -23,6 +23,11 @@ func newYOLOv8(outs []tensor.Info, p Params) (Decoder, error) {
 	}
 	_, cells := grids(p.InputWidth, p.InputHeight, []int{8, 16, 32})
 	d := &yolov8{feats: int(outs[0].Shape[1]), anchors: known(outs[0].Shape, 2, cells)}
+	if d.anchors > 0 && d.feats >= d.anchors {
+		// Anchors run along the last axis and outnumber the 4+C features in every published
+		// export; the other way round is the [N,A,5+C] layout of YOLOX or YOLOv5.
+		return nil, fmt.Errorf("detect: yolov8 wants [N,4+C,A] with the anchors last; %s has more rows than anchors, like [N,A,5+C]: try family yolox or yolov5", describe(outs))
+	}
 	d.best = make([]float32, d.anchors)
 	d.bestc = make([]int32, d.anchors)
 	return d, d.init(FamilyYOLOv8, p, d.feats-4)

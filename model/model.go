@@ -121,7 +121,7 @@ func (m *Model) configure(c config.Model) error {
 	m.Family = fam
 	ps, ok := presets[string(fam)]
 	if !ok {
-		return fmt.Errorf("unknown family %q", fam)
+		return fmt.Errorf("unknown family %q (one of %v)", fam, detect.Families)
 	}
 	m.Pre = ps.pre
 	m.Pre.Width, m.Pre.Height = w, h

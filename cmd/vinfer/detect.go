@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,7 +109,7 @@ func detectVideo(decl config.Model, path string) error {
 	cfg := &config.Config{Models: []config.Model{decl},
 		Streams: []config.Stream{{ID: path, Source: path, Model: decl.Name, Drop: "block"}}}
 	j := &sink.JSONL{W: os.Stdout}
-	a := app.New(context.Background(), cfg, app.Options{Sinks: []sink.Sink{j}})
+	a := app.New(context.Background(), cfg, app.Options{Sinks: []sink.Sink{j}, Log: slog.New(slog.DiscardHandler)}) // its one error is returned
 	if err := a.AddStream(cfg.Streams[0]); err != nil {
 		a.Stop()
 		return err
