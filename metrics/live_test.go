@@ -5,41 +5,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/metrics"
 	vmodel "github.com/vinfer/vinfer/model"
 )
-
-// udpPortPair returns an even port p with p and p+1 free on 127.0.0.1 (RTP and RTCP).
-func udpPortPair(t *testing.T) int {
-	for range 100 {
-		p := 20000 + 2*rand.IntN(10000)
-		a, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			continue
-		}
-		b, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(p+1))
-		a.Close()
-		if err != nil {
-			continue
-		}
-		b.Close()
-		return p
-	}
-	t.Fatal("no free UDP port pair")
-	return 0
-}
 
 // lossyRelay forwards UDP datagrams to target, dropping every nth one.
 type lossyRelay struct {
@@ -106,7 +86,7 @@ func TestLiveSourceMetrics(t *testing.T) {
 	srv := httptest.NewServer(mx.Handler())
 	defer srv.Close()
 
-	port := udpPortPair(t)
+	port := testutil.UDPPortPair(t)
 	relay := newLossyRelay(t, fmt.Sprintf("127.0.0.1:%d", port), 25)
 	for _, s := range []config.Stream{
 		{ID: "rtp", Source: fmt.Sprintf("rtp://127.0.0.1:%d?sdp=%s", port, sdp), Model: "yolox", Interval: 10},

@@ -5,8 +5,11 @@ package testutil
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -69,4 +72,25 @@ func CheckNoFrameLeaks(t testing.TB, logs *LogBuffer) {
 	if l := logs.String(); strings.Contains(l, "never released") || strings.Contains(l, "double Release") {
 		t.Fatalf("frame accounting: %s", l)
 	}
+}
+
+// UDPPortPair returns an even port p with p and p+1 free on 127.0.0.1 (RTP and RTCP).
+func UDPPortPair(t testing.TB) int {
+	t.Helper()
+	for range 100 {
+		p := 20000 + 2*rand.IntN(10000)
+		a, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		b, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(p+1))
+		a.Close()
+		if err != nil {
+			continue
+		}
+		b.Close()
+		return p
+	}
+	t.Fatal("testutil: no free UDP port pair")
+	return 0
 }

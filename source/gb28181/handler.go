@@ -181,16 +181,7 @@ func (p *psDepacketizer) frame(f *ps.Frame) {
 		p.waitKey, p.disc = true, true
 		return
 	}
-	p.stats.AccessUnits.Add(1)
-	if u.Key {
-		p.stats.KeyUnits.Add(1)
-	}
-	if u.Inserted {
-		p.stats.ParamSetsInserted.Add(1)
-	}
-	if p.disc {
-		p.stats.Discontinuities.Add(1)
-	}
+	p.stats.CountDelivered(u.Key, u.Inserted, p.disc)
 	p.waitKey, p.disc, p.started = false, false, true
 }
 

@@ -77,6 +77,21 @@ type Counters struct {
 	Watchdog              atomic.Uint64
 }
 
+// CountDelivered counts one access unit handed to the reader: a key frame, one that got
+// parameter sets inserted, one after a discontinuity.
+func (c *Counters) CountDelivered(key, inserted, discontinuity bool) {
+	c.AccessUnits.Add(1)
+	if key {
+		c.KeyUnits.Add(1)
+	}
+	if inserted {
+		c.ParamSetsInserted.Add(1)
+	}
+	if discontinuity {
+		c.Discontinuities.Add(1)
+	}
+}
+
 // Snapshot returns the current values.
 func (c *Counters) Snapshot() Stats {
 	return Stats{

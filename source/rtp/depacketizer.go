@@ -238,16 +238,7 @@ func (d *Depacketizer) finish() {
 		d.waitKey, d.disc = true, true
 		return
 	}
-	d.Stats.AccessUnits.Add(1)
-	if u.Key {
-		d.Stats.KeyUnits.Add(1)
-	}
-	if u.Inserted {
-		d.Stats.ParamSetsInserted.Add(1)
-	}
-	if d.disc {
-		d.Stats.Discontinuities.Add(1)
-	}
+	d.Stats.CountDelivered(u.Key, u.Inserted, d.disc)
 	d.waitKey, d.disc, d.started = false, false, true
 }
 

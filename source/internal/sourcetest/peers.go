@@ -12,29 +12,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 )
 
 // UDPPortPair returns an even port p such that p and p+1 are free on 127.0.0.1 (RTP and RTCP,
 // RFC 3550 §11). Another process may take them before the caller does; tests accept that.
-func UDPPortPair(t testing.TB) int {
-	t.Helper()
-	for range 100 {
-		p := 20000 + 2*rand.IntN(10000)
-		a, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			continue
-		}
-		b, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(p+1))
-		a.Close()
-		if err != nil {
-			continue
-		}
-		b.Close()
-		return p
-	}
-	t.Fatal("sourcetest: no free UDP port pair")
-	return 0
-}
+func UDPPortPair(t testing.TB) int { return testutil.UDPPortPair(t) }
 
 // TCPPort returns a free TCP port on 127.0.0.1.
 func TCPPort(t testing.TB) int {
