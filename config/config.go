@@ -129,7 +129,23 @@ type Stream struct {
 	Drop string `yaml:"drop"`
 	// Transport for RTSP: tcp, udp or auto.
 	Transport string `yaml:"transport"`
+	// Decoder is cpu (FFmpeg's software decoders, the default) or nvdec (NVIDIA's hardware
+	// decoder: frames stay in GPU memory and are preprocessed there; the model must have
+	// provider: cuda).
+	Decoder string `yaml:"decoder"`
+	// GPU is the CUDA device ordinal an nvdec stream decodes and infers on (after
+	// CUDA_VISIBLE_DEVICES); unset: streams are spread round-robin over every visible GPU.
+	GPU *int `yaml:"gpu"`
 }
+
+// Decoders of Stream.Decoder.
+const (
+	DecoderCPU   = "cpu"
+	DecoderNVDEC = "nvdec"
+)
+
+// OnGPU reports whether the stream decodes on a GPU (decoder: nvdec).
+func (s *Stream) OnGPU() bool { return s.Decoder == DecoderNVDEC }
 
 // Duration is a time.Duration written as "2ms", "500us", "1s" in YAML.
 type Duration time.Duration
@@ -213,6 +229,33 @@ func (c *Config) Validate() error {
 				where, s.ID, s.Model, strings.Join(keys(models), ", ")))
 		}
 		errs = append(errs, s.Validate(where))
+		if s.OnGPU() {
+			for _, m := range c.Models {
+				if m.Name == s.Model {
+					errs = append(errs, CheckGPUModel(where, &s, &m))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckGPUModel checks that model m can serve stream s, whose frames are decoded on a GPU
+// (decoder: nvdec): m must run on ONNX Runtime's CUDA provider, and it must have no cascade
+// (cascades crop host frames). where prefixes the error.
+func CheckGPUModel(where string, s *Stream, m *Model) error {
+	var errs []error
+	if m.Provider != "cuda" {
+		prov := m.Provider
+		if prov == "" {
+			prov = "cpu, the default"
+		}
+		errs = append(errs, fmt.Errorf("%s (%s): decoder nvdec keeps frames in GPU memory, so model %q needs provider: cuda (it has %s); or use decoder: cpu",
+			where, s.ID, m.Name, prov))
+	}
+	if len(m.Cascade) > 0 {
+		errs = append(errs, fmt.Errorf("%s (%s): model %q has a cascade, which crops frames in host memory: use decoder: cpu for this stream",
+			where, s.ID, m.Name))
 	}
 	return errors.Join(errs...)
 }
@@ -228,6 +271,15 @@ func (s *Stream) Validate(where string) error {
 	}
 	errs = append(errs, oneOf(where+".drop", s.Drop, "", "oldest", "block"))
 	errs = append(errs, oneOf(where+".transport", s.Transport, "", "tcp", "udp", "auto"))
+	errs = append(errs, oneOf(where+".decoder", s.Decoder, "", DecoderCPU, DecoderNVDEC))
+	if s.GPU != nil {
+		switch {
+		case *s.GPU < 0:
+			errs = append(errs, fmt.Errorf("%s: gpu %d must be a device ordinal ≥ 0 (or left out to spread streams over every GPU)", where, *s.GPU))
+		case !s.OnGPU():
+			errs = append(errs, fmt.Errorf("%s: gpu applies to decoder: nvdec only (this stream decodes on the CPU)", where))
+		}
+	}
 	return errors.Join(errs...)
 }
 

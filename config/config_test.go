@@ -41,6 +41,13 @@ func TestParseErrors(t *testing.T) {
 		{"bad drop", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, drop: newest}]", "drop"},
 		{"zero std", "models: [{name: m, path: x, preprocess: {std: [1, 0, 1]}}]", "divide by zero"},
 		{"missing path", "models: [{name: m}]", "path to the .onnx file is required"},
+		{"bad decoder", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, decoder: cuda}]", `streams[0].decoder: "cuda" is not one of cpu, nvdec`},
+		{"nvdec on a cpu model", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", `model "m" needs provider: cuda (it has cpu, the default)`},
+		{"nvdec on a tensorrt model", "models: [{name: m, path: x, provider: tensorrt}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", `needs provider: cuda (it has tensorrt)`},
+		{"nvdec with a cascade", "models: [{name: m, path: x, provider: cuda, cascade: [{model: n}]}, {name: n, path: y}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", "use decoder: cpu for this stream"},
+		{"negative gpu", "models: [{name: m, path: x, provider: cuda}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec, gpu: -1}]", "gpu -1 must be a device ordinal"},
+		{"gpu without nvdec", "models: [{name: m, path: x, provider: cuda}]\nstreams: [{id: a, source: f, model: m, gpu: 0}]", "gpu applies to decoder: nvdec only"},
+		{"gpu not a number", "models: [{name: m, path: x, provider: cuda}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec, gpu: first}]", "gpu"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml))
@@ -48,6 +55,26 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestParseGPUStreams(t *testing.T) {
+	c, err := Parse([]byte(`
+models:
+  - {name: gpu, path: m.onnx, provider: cuda, max_batch: 8}
+  - {name: cpu, path: m.onnx}
+streams:
+  - {id: a, source: a.mp4, model: gpu, decoder: nvdec}
+  - {id: b, source: b.mp4, model: gpu, decoder: nvdec, gpu: 1}
+  - {id: c, source: c.mp4, model: gpu, decoder: cpu}
+  - {id: d, source: d.mp4, model: cpu}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Streams
+	if !s[0].OnGPU() || s[0].GPU != nil || !s[1].OnGPU() || s[1].GPU == nil || *s[1].GPU != 1 || s[2].OnGPU() || s[3].OnGPU() {
+		t.Fatalf("streams %+v", s)
 	}
 }
 
