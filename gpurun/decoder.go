@@ -1,0 +1,156 @@
+package gpurun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/vinfer/vinfer/codec"
+	"github.com/vinfer/vinfer/cuda"
+	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/media"
+)
+
+// DefaultFrames is the frame pool size of a Decoder whose Frames is 0: enough for a stream's
+// inference queue, a batch in flight and the snapshot frame, so that NVDEC rarely waits.
+const DefaultFrames = 8
+
+// Decoder decodes one stream's H.264 or H.265 access units with NVDEC (codec.NVDEC) on Device,
+// for the pipeline (it implements pipeline.VideoDecoder). Frames stay in device memory (NV12);
+// each emitted frame has a ready event (Ready) recorded on the decoder's own CUDA stream after
+// FFmpeg queued the picture's mapping there, so that the model's GPU runner orders its
+// preprocessing after it without a host wait.
+//
+// The goroutine that calls Decode first is locked to its OS thread with the device's context
+// current for the decoder's life (NVDEC's rule: its stream's work is queued from one bound
+// thread); Decode, Flush and Close must all be called from that goroutine, as the pipeline's
+// stream loop does. Nothing is allocated per frame: one event per pool frame, created the
+// first time that frame is emitted.
+type Decoder struct {
+	// Device to decode on; required.
+	Device *cuda.Device
+	// Codec of the access units: media.CodecH264 or media.CodecH265.
+	Codec media.Codec
+	// Frames is how many decoded frames the pipeline may hold at once (≤ 16); 0: DefaultFrames.
+	Frames int
+
+	nv     codec.NVDEC
+	stream *cuda.Stream
+	events map[*frame.Frame]*cuda.Event
+	emit   func(*frame.Frame) error // the caller's, for the current Decode or Flush
+	mark   func(*frame.Frame) error // d.record, bound once
+	bound  bool                     // this goroutine is locked with the context current
+}
+
+// Init creates the decoder's CUDA stream and opens NVDEC. Errors wrap
+// codec.ErrNVDECUnavailable when FFmpeg or the driver cannot decode with NVDEC.
+func (d *Decoder) Init() error {
+	if d.Device == nil {
+		return errors.New("gpurun: Decoder needs a Device")
+	}
+	if d.Frames == 0 {
+		d.Frames = DefaultFrames
+	}
+	var err error
+	if d.stream, err = d.Device.NewStream(); err != nil {
+		return err
+	}
+	d.nv = codec.NVDEC{Device: d.Device, Stream: d.stream, Codec: d.Codec, Frames: d.Frames}
+	if err := d.nv.Init(); err != nil {
+		d.stream.Destroy()
+		d.stream = nil
+		return err
+	}
+	d.events = make(map[*frame.Frame]*cuda.Event, d.Frames)
+	d.mark = d.record
+	return nil
+}
+
+// Pool returns the decoder's frame pool (for the pipeline's accounting).
+func (d *Decoder) Pool() *frame.Pool { return d.nv.Pool() }
+
+// Decode decodes one access unit and calls emit for every frame that comes out, in
+// presentation order, with codec.NVDEC.Decode's contract (emit owns a reference; waits for a
+// free frame when the pipeline holds all of them; access units before the first key frame are
+// skipped with a codec.DecodeError).
+func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
+	if err := d.bind(); err != nil {
+		return err
+	}
+	d.emit = emit
+	return d.nv.Decode(ctx, au, d.mark)
+}
+
+// Flush emits the frames NVDEC still holds at the end of the stream.
+func (d *Decoder) Flush(ctx context.Context, emit func(*frame.Frame) error) error {
+	if err := d.bind(); err != nil {
+		return err
+	}
+	d.emit = emit
+	return d.nv.Flush(ctx, d.mark)
+}
+
+func (d *Decoder) bind() error {
+	if d.bound {
+		return nil
+	}
+	if d.stream == nil {
+		return errors.New("gpurun: Decoder used before Init or after Close")
+	}
+	if err := d.Device.Bind(); err != nil {
+		return err
+	}
+	d.bound = true
+	return nil
+}
+
+// record marks f ready on the decoder's stream and passes it on.
+func (d *Decoder) record(f *frame.Frame) error {
+	ev := d.events[f]
+	if ev == nil {
+		var err error
+		if ev, err = d.Device.NewEvent(false); err != nil {
+			f.Release()
+			return fmt.Errorf("gpurun: frame ready event: %w", err)
+		}
+		d.events[f] = ev
+		ready.Store(f, ev)
+	}
+	if err := ev.Record(d.stream); err != nil {
+		f.Release()
+		return err
+	}
+	return d.emit(f)
+}
+
+// closeWait bounds how long Close waits for frames still held elsewhere (a snapshot) before
+// it frees their events.
+const closeWait = 2 * time.Second
+
+// Close waits (up to 2 s) for the frames the pipeline still holds, closes NVDEC and frees the
+// events and the CUDA stream, then unlocks the goroutine from its thread.
+func (d *Decoder) Close() error {
+	if d.stream == nil {
+		return nil
+	}
+	if p := d.nv.Pool(); p != nil {
+		for deadline := time.Now().Add(closeWait); p.Stats().InUse > 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	errs := []error{d.nv.Close()}
+	for f, ev := range d.events {
+		ready.Delete(f)
+		errs = append(errs, ev.Destroy())
+	}
+	d.events = nil
+	errs = append(errs, d.stream.Destroy())
+	d.stream = nil
+	if d.bound {
+		d.bound = false
+		runtime.UnlockOSThread()
+	}
+	return errors.Join(errs...)
+}
