@@ -12,6 +12,7 @@ import (
 
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/gpurun"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/model"
 	"github.com/vinfer/vinfer/pipeline"
@@ -23,8 +24,10 @@ type App struct {
 	Config   *config.Config
 	Registry *model.Registry
 	Pipeline *pipeline.Pipeline
-	Log      *slog.Logger
-	Started  time.Time
+	// GPUs are the devices of the streams with decoder: nvdec (none are opened otherwise).
+	GPUs    *gpurun.Devices
+	Log     *slog.Logger
+	Started time.Time
 
 	mu      sync.Mutex
 	streams map[string]config.Stream
@@ -51,12 +54,20 @@ func New(ctx context.Context, cfg *config.Config, o Options) *App {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	a := &App{Config: cfg, Log: o.Log, Started: time.Now(), streams: map[string]config.Stream{}, fanout: newFanout()}
+	a := &App{Config: cfg, Log: o.Log, Started: time.Now(), streams: map[string]config.Stream{}, fanout: newFanout(),
+		GPUs: &gpurun.Devices{}}
 	a.Registry = model.NewRegistry(cfg.Models)
 	a.Registry.Logf = func(f string, args ...any) { a.Log.Info(fmt.Sprintf(f, args...)) }
 	a.Pipeline = pipeline.New(pipeline.Options{
 		Engine: func(name string) (pipeline.Engine, error) {
 			e, err := a.Registry.Get(name)
+			if err != nil {
+				return nil, err
+			}
+			return engine{e}, nil
+		},
+		DeviceEngine: func(name string, device int) (pipeline.Engine, error) {
+			e, err := a.Registry.GetDevice(name, device)
 			if err != nil {
 				return nil, err
 			}
@@ -118,11 +129,16 @@ type engine struct{ e *model.Entry }
 
 func (e engine) Name() string { return e.e.Name() }
 
+// Acquire returns the current version; a GPU version is a pipeline.FrameRunner.
 func (e engine) Acquire() pipeline.Runner {
-	if v := e.e.Acquire(); v != nil {
-		return v
+	v := e.e.Acquire()
+	if v == nil {
+		return nil
 	}
-	return nil
+	if d, ok := v.OnDevice(); ok {
+		return d
+	}
+	return v
 }
 
 // AddStream opens a stream's source and starts it. Errors say what to fix; other streams are
@@ -143,17 +159,8 @@ func (a *App) AddStream(s config.Stream) error {
 	if dup {
 		return fmt.Errorf("stream %s already exists", s.ID)
 	}
-	src, err := OpenSource(s)
-	if err != nil {
-		return err
-	}
-	policy := pipeline.Block
-	if s.Drop == "oldest" || (s.Drop == "" && src.Live()) {
-		policy = pipeline.DropOldest
-	}
 	id := s.ID
-	err = a.Pipeline.AddStream(pipeline.StreamConfig{
-		ID: id, Source: src, Model: s.Model, Interval: s.Interval, MaxFPS: s.MaxFPS, Policy: policy,
+	sc := pipeline.StreamConfig{ID: id, Model: s.Model, Interval: s.Interval, MaxFPS: s.MaxFPS,
 		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
 			d := &codec.Decoder{Codec: c, Name: "stream " + id}
 			if err := d.Init(); err != nil {
@@ -161,7 +168,22 @@ func (a *App) AddStream(s config.Stream) error {
 			}
 			return d, nil
 		},
-	})
+	}
+	if s.OnGPU() {
+		if err := a.gpuStream(s, &sc); err != nil {
+			return err
+		}
+	}
+	src, err := OpenSource(s)
+	if err != nil {
+		return err
+	}
+	sc.Source = src
+	sc.Policy = pipeline.Block
+	if s.Drop == "oldest" || (s.Drop == "" && src.Live()) {
+		sc.Policy = pipeline.DropOldest
+	}
+	err = a.Pipeline.AddStream(sc)
 	if err != nil {
 		src.Close()
 		return err
@@ -169,6 +191,33 @@ func (a *App) AddStream(s config.Stream) error {
 	a.mu.Lock()
 	a.streams[s.ID] = s
 	a.mu.Unlock()
+	return nil
+}
+
+// gpuStream sets up a decoder: nvdec stream: checks its model, picks its GPU (opening the
+// device, its context retained once, before anything of the stream runs) and makes its
+// frames NVDEC's, in device memory, for the model's runner on that GPU.
+func (a *App) gpuStream(s config.Stream, sc *pipeline.StreamConfig) error {
+	decl, _ := a.Registry.Declaration(s.Model)
+	if err := config.CheckGPUModel("stream", &s, &decl); err != nil {
+		return err
+	}
+	want := -1
+	if s.GPU != nil {
+		want = *s.GPU
+	}
+	dev, err := a.GPUs.Pick(want)
+	if err != nil {
+		return fmt.Errorf("stream %s: decoder nvdec: %w (use decoder: cpu on this machine)", s.ID, err)
+	}
+	sc.DeviceFrames, sc.Device = true, dev.Ordinal()
+	sc.NewDecoder = func(c media.Codec) (pipeline.VideoDecoder, error) {
+		d := &gpurun.Decoder{Device: dev, Codec: c}
+		if err := d.Init(); err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
 	return nil
 }
 
@@ -199,5 +248,8 @@ func (a *App) Subscribe(stream string) (<-chan []byte, func()) { return a.fanout
 func (a *App) Stop() error {
 	err := a.Pipeline.Stop()
 	a.Registry.Close()
+	if gerr := a.GPUs.Close(); err == nil {
+		err = gerr
+	}
 	return err
 }

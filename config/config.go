@@ -57,6 +57,9 @@ type Model struct {
 	MaxDetections    int      `yaml:"max_detections"`
 	// Provider is the ONNX Runtime execution provider: cpu (default), cuda, tensorrt.
 	Provider string `yaml:"provider"`
+	// ProviderOptions are passed to the execution provider as they are, e.g. for cuda
+	// cudnn_conv_algo_search: HEURISTIC (quicker start than the default EXHAUSTIVE search).
+	ProviderOptions map[string]string `yaml:"provider_options"`
 	// IntraOpThreads for ONNX Runtime (0: ONNX Runtime's default).
 	IntraOpThreads int `yaml:"intra_op_threads"`
 	// ORTConfig are ONNX Runtime session configuration entries

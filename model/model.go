@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/infer"
 	"github.com/vinfer/vinfer/preprocess"
@@ -64,7 +65,16 @@ func Load(c config.Model) (*Model, error) { return (&Loader{}).Load(c) }
 // to ONNX Runtime (CreateSessionFromArray), never copied into the Go heap. Errors name the model
 // and what to fix: a file that is not ONNX, outputs that fit no family, a labels file whose
 // count differs from the model's classes.
-func (l *Loader) Load(c config.Model) (*Model, error) {
+func (l *Loader) Load(c config.Model) (*Model, error) { return l.load(c, nil) }
+
+// onDevice places a load on a GPU: ONNX Runtime's CUDA provider on device ordinal, queueing its
+// work on the given CUDA stream (user_compute_stream).
+type onDevice struct {
+	ordinal int
+	stream  *cuda.Stream
+}
+
+func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 	if c.Name == "" {
 		c.Name = strings.TrimSuffix(filepath.Base(c.Path), filepath.Ext(c.Path))
 	}
@@ -85,8 +95,22 @@ func (l *Loader) Load(c config.Model) (*Model, error) {
 		entries[k] = v
 	}
 	sum := sha256.Sum256(bytes)
-	sess, cache, err := openCached(l.CacheDir, c.Name, bytes, sum, infer.Config{Path: c.Path,
-		IntraOpThreads: c.IntraOpThreads, Provider: c.Provider, MaxBatch: c.MaxBatch, ConfigEntries: entries}, logf)
+	cfg := infer.Config{Path: c.Path, IntraOpThreads: c.IntraOpThreads, Provider: c.Provider, MaxBatch: c.MaxBatch,
+		ConfigEntries: entries, ProviderOptions: c.ProviderOptions}
+	cacheDir := l.CacheDir
+	if dev != nil {
+		// The stream handle is part of the provider options, so a cached graph would never be
+		// found again: GPU loads bypass the optimized-model cache.
+		cfg.Provider, cfg.Device, cacheDir = infer.ProviderCUDA, dev.ordinal, ""
+		cfg.ProviderOptions = map[string]string{}
+		for k, v := range c.ProviderOptions {
+			cfg.ProviderOptions[k] = v
+		}
+		for k, v := range infer.StreamOptions(dev.stream) {
+			cfg.ProviderOptions[k] = v
+		}
+	}
+	sess, cache, err := openCached(cacheDir, c.Name, bytes, sum, cfg, logf)
 	unmap()
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)

@@ -74,11 +74,35 @@ func (r *Registry) Declaration(name string) (config.Model, bool) {
 	return d, ok
 }
 
-// Loaded returns the entry of a model if it is loaded, else nil.
+// Loaded returns the entry of a model if it is loaded, else nil: the host entry, or when the
+// model is only loaded on GPUs, the entry of the lowest device ordinal.
 func (r *Registry) Loaded(name string) *Entry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.entries[name]
+	if e := r.entries[name]; e != nil {
+		return e
+	}
+	var best *Entry
+	for _, e := range r.entries {
+		if e.name == name && (best == nil || e.device < best.device) {
+			best = e
+		}
+	}
+	return best
+}
+
+// LoadedDevices returns the GPU entries of a model loaded so far (GetDevice), by ordinal.
+func (r *Registry) LoadedDevices(name string) []*Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*Entry
+	for _, e := range r.entries {
+		if e.name == name && e.device >= 0 {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].device < out[j].device })
+	return out
 }
 
 // Loads counts the model versions this registry loaded: first loads and successful reloads.
@@ -93,9 +117,32 @@ var ErrClosed = errors.New("model registry is closed")
 
 // Get returns the loaded model, loading and warming it up first if needed. Concurrent callers
 // for the same model share one load.
-func (r *Registry) Get(name string) (*Entry, error) {
+func (r *Registry) Get(name string) (*Entry, error) { return r.get(name, -1) }
+
+// GetDevice returns the model loaded on GPU device (a CUDA device ordinal) for frames decoded
+// into that GPU's memory: its versions are DeviceVersions, one engine per (model, device),
+// each with its own CUDA stream, device buffers and session on ONNX Runtime's CUDA provider.
+// It has Get's single-flight loading and warm-up, and Reload and Watch work on it as on the
+// host entry (each entry reloads its own version). The model must declare provider: cuda.
+func (r *Registry) GetDevice(name string, device int) (*Entry, error) {
+	if device < 0 {
+		return nil, fmt.Errorf("model %s: GPU ordinal %d is negative", name, device)
+	}
+	return r.get(name, device)
+}
+
+// entryKey names an entry: the model name for the host entry, name@cuda:N on a GPU.
+func entryKey(name string, device int) string {
+	if device < 0 {
+		return name
+	}
+	return fmt.Sprintf("%s@cuda:%d", name, device)
+}
+
+func (r *Registry) get(name string, device int) (*Entry, error) {
+	key := entryKey(name, device)
 	r.mu.Lock()
-	if e, ok := r.entries[name]; ok {
+	if e, ok := r.entries[key]; ok {
 		r.mu.Unlock()
 		return e, nil
 	}
@@ -108,18 +155,18 @@ func (r *Registry) Get(name string) (*Entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("model %q is not declared (have %v)", name, r.Names())
 	}
-	v, err, _ := r.group.Do(name, func() (any, error) {
+	v, err, _ := r.group.Do(key, func() (any, error) {
 		r.mu.Lock()
-		if e, ok := r.entries[name]; ok {
+		if e, ok := r.entries[key]; ok {
 			r.mu.Unlock()
 			return e, nil
 		}
 		r.mu.Unlock()
-		ver, err := r.loadVersion(decl)
+		ver, err := r.loadVersion(decl, device)
 		if err != nil {
 			return nil, err
 		}
-		e := &Entry{reg: r, name: name, decl: decl}
+		e := &Entry{reg: r, name: name, decl: decl, device: device}
 		e.cur.Store(ver)
 		e.loads.Add(1)
 		r.mu.Lock()
@@ -128,12 +175,16 @@ func (r *Registry) Get(name string) (*Entry, error) {
 			ver.release()
 			return nil, fmt.Errorf("model %s: %w", name, ErrClosed)
 		}
-		r.entries[name] = e
+		r.entries[key] = e
 		r.mu.Unlock()
 		r.loads.Add(1)
 		m := ver.m
-		r.logf("model %s: loaded %s (%s, %dx%d, batch ≤ %d, sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
-			name, decl.Path, m.Family, m.Pre.Width, m.Pre.Height, m.MaxBatch(), m.SHA256, m.Cache,
+		where := ""
+		if device >= 0 {
+			where = fmt.Sprintf(" on cuda:%d", device)
+		}
+		r.logf("model %s: loaded %s%s (%s, %dx%d, batch ≤ %d, sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
+			name, decl.Path, where, m.Family, m.Pre.Width, m.Pre.Height, m.MaxBatch(), m.SHA256, m.Cache,
 			m.LoadTime.Round(time.Millisecond), m.WarmUpTime.Round(time.Millisecond))
 		return e, nil
 	})
@@ -184,8 +235,11 @@ func (r *Registry) Close() {
 // loadVersion loads a declaration and warms it up: one inference of one frame and one of the
 // largest batch, off the serving path, so that the first frames do not pay for ONNX
 // Runtime's lazy initialisation and memory planning.
-func (r *Registry) loadVersion(decl config.Model) (*Version, error) {
+func (r *Registry) loadVersion(decl config.Model, device int) (*Version, error) {
 	l := Loader{CacheDir: r.CacheDir, Logf: r.Logf}
+	if device >= 0 {
+		return r.loadDeviceVersion(&l, decl, device)
+	}
 	m, err := l.Load(decl)
 	if err != nil {
 		return nil, err
@@ -213,10 +267,30 @@ func (r *Registry) loadVersion(decl config.Model) (*Version, error) {
 	return v, nil
 }
 
+// loadDeviceVersion loads decl on GPU device and warms it up there (gpuEngine).
+func (r *Registry) loadDeviceVersion(l *Loader, decl config.Model, device int) (*Version, error) {
+	t0 := time.Now()
+	m, eng, err := l.openGPU(decl, device)
+	if err != nil {
+		return nil, err
+	}
+	m.WarmUpTime = time.Since(t0) - m.LoadTime
+	dec, err := m.NewDecoder()
+	if err != nil {
+		eng.close(m)
+		return nil, err
+	}
+	v := &Version{m: m, dec: dec, reg: r, gpu: eng}
+	v.refs.Store(1)
+	r.live.Add(1)
+	return v, nil
+}
+
 // Entry is one served model: a stable handle whose current version Reload replaces.
 type Entry struct {
 	reg      *Registry
 	name     string
+	device   int // GPU ordinal (GetDevice), -1 on the host
 	decl     config.Model
 	cur      atomic.Pointer[Version]
 	reloadMu sync.Mutex
@@ -233,6 +307,7 @@ type Entry struct {
 type Version struct {
 	m     *Model
 	dec   detect.Decoder
+	gpu   *gpuEngine // GPU versions (Registry.GetDevice) only
 	reg   *Registry
 	refs  atomic.Int64 // 1 while current + 1 per Acquire
 	freed atomic.Bool
@@ -240,6 +315,9 @@ type Version struct {
 
 // Name is the model's name.
 func (e *Entry) Name() string { return e.name }
+
+// Device is the GPU ordinal of an entry from GetDevice, -1 for the host entry.
+func (e *Entry) Device() int { return e.device }
 
 // Acquire pins the current version for one batch; call Release on it when done. It returns nil
 // after the registry closed.
@@ -298,7 +376,7 @@ func (e *Entry) reload(why string) error {
 		return fmt.Errorf("model %s: %w", e.name, ErrClosed)
 	}
 	before := statStamp(e.decl.Path)
-	nv, err := e.reg.loadVersion(e.decl)
+	nv, err := e.reg.loadVersion(e.decl, e.device)
 	if err == nil {
 		if old := e.cur.Load(); old != nil && (old.m.Pre != nv.m.Pre || old.m.Family != nv.m.Family) {
 			err = fmt.Errorf("model %s: the new file changes the input (%dx%d %s → %dx%d %s); restart to change models this way",
@@ -355,7 +433,13 @@ func (v *Version) Release() { v.release() }
 
 func (v *Version) release() {
 	if v.refs.Add(-1) == 0 && v.freed.CompareAndSwap(false, true) {
-		v.m.Close()
+		if v.gpu != nil {
+			if err := v.gpu.close(v.m); err != nil {
+				v.reg.logf("model %s: freeing its GPU buffers: %v", v.m.Name, err)
+			}
+		} else {
+			v.m.Close()
+		}
 		v.reg.live.Add(-1)
 	}
 }

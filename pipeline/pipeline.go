@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -24,6 +25,11 @@ import (
 type Options struct {
 	// Engine returns the engine for a model name (loading it on first use).
 	Engine func(name string) (Engine, error)
+	// DeviceEngine returns the engine of a model for frames in the memory of GPU device
+	// (StreamConfig.DeviceFrames), loading it on first use; its runners must be FrameRunners.
+	// Each (model, device) pair gets its own scheduler and inference worker. Nil: streams with
+	// device frames are refused.
+	DeviceEngine func(name string, device int) (Engine, error)
 	// MaxDelay returns the batching delay for a model (0: run whatever is queued at once).
 	MaxDelay func(name string) time.Duration
 	// Sinks receive every result, in per-stream order, from one goroutine.
@@ -57,7 +63,7 @@ type Pipeline struct {
 	mu      sync.Mutex
 	streams map[string]*stream
 	order   []string
-	models  map[string]*modelRunner
+	models  map[modelKey]*modelRunner
 	wg      sync.WaitGroup
 
 	results chan resultMsg
@@ -72,7 +78,7 @@ func New(opts Options) *Pipeline {
 		opts.ResultBuffer = 64
 	}
 	return &Pipeline{opts: opts, keepLatest: opts.KeepLatest,
-		streams: map[string]*stream{}, models: map[string]*modelRunner{}}
+		streams: map[string]*stream{}, models: map[modelKey]*modelRunner{}}
 }
 
 // Start begins the output stage. The pipeline runs until ctx ends or Stop.
@@ -107,7 +113,13 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	}
 	// Load the model (and its cascades) before taking the lock: a cold load must not block
 	// other streams being added or removed. The engine provider is single-flight and cached.
-	if err := p.loadEngines(cfg.Model, 0); err != nil {
+	key := modelKey{name: cfg.Model, device: -1}
+	if cfg.DeviceFrames {
+		key.device = cfg.Device
+		if err := p.loadDeviceEngine(cfg.Model, cfg.Device); err != nil {
+			return err
+		}
+	} else if err := p.loadEngines(cfg.Model, 0); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -118,11 +130,11 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	if _, ok := p.streams[cfg.ID]; ok {
 		return fmt.Errorf("pipeline: stream %q already exists", cfg.ID)
 	}
-	m, err := p.modelLocked(cfg.Model)
+	m, err := p.modelLocked(key)
 	if err != nil {
 		return err
 	}
-	if cfg.Preprocessor == nil {
+	if cfg.Preprocessor == nil && !cfg.DeviceFrames {
 		cpu, err := preprocess.NewCPU(m.spec)
 		if err != nil {
 			return fmt.Errorf("model %s: %w", cfg.Model, err)
@@ -132,10 +144,12 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	st := &stream{cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		keepFrame: len(m.cascades) > 0}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
-	st.slotN = cfg.QueueDepth + 2
-	st.slots = make(chan []float32, st.slotN)
-	for i := 0; i < st.slotN; i++ {
-		st.slots <- make([]float32, m.slotLen)
+	if !cfg.DeviceFrames { // device frames are queued as frames: no host input slots
+		st.slotN = cfg.QueueDepth + 2
+		st.slots = make(chan []float32, st.slotN)
+		for i := 0; i < st.slotN; i++ {
+			st.slots <- make([]float32, m.slotLen)
+		}
 	}
 	m.sched.add(st.q)
 	var ctx context.Context
@@ -187,14 +201,49 @@ func (p *Pipeline) loadEngines(name string, depth int) error {
 	return nil
 }
 
-func (p *Pipeline) modelLocked(name string) (*modelRunner, error) {
-	if m, ok := p.models[name]; ok {
+// loadDeviceEngine loads a model for the frames of GPU device.
+func (p *Pipeline) loadDeviceEngine(name string, device int) error {
+	if p.opts.DeviceEngine == nil {
+		return fmt.Errorf("pipeline: model %s: no engine provider for GPU frames", name)
+	}
+	if p.opts.Cascades != nil && len(p.opts.Cascades(name)) > 0 {
+		return fmt.Errorf("model %s has cascades, which crop frames in host memory: decode this stream on the CPU", name)
+	}
+	_, err := p.opts.DeviceEngine(name, device)
+	return err
+}
+
+// modelKey identifies a model's scheduler and worker: one per model for host frames
+// (device −1), one per (model, GPU) for device frames.
+type modelKey struct {
+	name   string
+	device int
+}
+
+func (k modelKey) String() string {
+	if k.device < 0 {
+		return k.name
+	}
+	return fmt.Sprintf("%s@cuda:%d", k.name, k.device)
+}
+
+func (p *Pipeline) modelLocked(key modelKey) (*modelRunner, error) {
+	if m, ok := p.models[key]; ok {
 		return m, nil
 	}
-	if p.opts.Engine == nil {
-		return nil, errors.New("pipeline: no engine provider")
+	name := key.name
+	var eng Engine
+	var err error
+	switch {
+	case key.device >= 0 && p.opts.DeviceEngine != nil:
+		eng, err = p.opts.DeviceEngine(name, key.device)
+	case key.device >= 0:
+		err = fmt.Errorf("pipeline: model %s: no engine provider for GPU frames", name)
+	case p.opts.Engine == nil:
+		err = errors.New("pipeline: no engine provider")
+	default:
+		eng, err = p.opts.Engine(name)
 	}
-	eng, err := p.opts.Engine(name)
 	if err != nil {
 		return nil, err
 	}
@@ -203,21 +252,25 @@ func (p *Pipeline) modelLocked(name string) (*modelRunner, error) {
 		return nil, fmt.Errorf("model %s is closed", name)
 	}
 	spec, maxBatch := r.Preprocess(), r.MaxBatch()
+	_, frames := r.(FrameRunner)
 	r.Release()
+	if key.device >= 0 && !frames {
+		return nil, fmt.Errorf("pipeline: model %s for GPU frames: its runner does not take frames (FrameRunner)", key)
+	}
 	var delay time.Duration
 	if p.opts.MaxDelay != nil {
 		delay = p.opts.MaxDelay(name)
 	}
 	m := &modelRunner{eng: eng, sched: newScheduler(maxBatch, delay), spec: spec,
 		slotLen: 3 * spec.Width * spec.Height, p: p, done: make(chan struct{})}
-	p.models[name] = m
+	p.models[key] = m
 	go m.run(p.workerCtx)
-	if p.opts.Cascades != nil {
+	if p.opts.Cascades != nil && key.device < 0 {
 		for _, c := range p.opts.Cascades(name) {
 			if c.Model == name {
 				return nil, fmt.Errorf("model %s: a cascade cannot run the model on its own detections", name)
 			}
-			sec, err := p.modelLocked(c.Model)
+			sec, err := p.modelLocked(modelKey{name: c.Model, device: -1})
 			if err != nil {
 				return nil, fmt.Errorf("model %s: cascade: %w", name, err)
 			}
@@ -357,13 +410,15 @@ func (p *Pipeline) Stream(id string) (StreamStatus, bool) {
 	return StreamStatus{}, false
 }
 
-// ModelNames lists the models loaded so far, sorted.
+// ModelNames lists the models loaded so far (once each, whatever devices they run on), sorted.
 func (p *Pipeline) ModelNames() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []string
-	for n := range p.models {
-		out = append(out, n)
+	for k := range p.models {
+		if !slices.Contains(out, k.name) {
+			out = append(out, k.name)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -381,13 +436,15 @@ func (p *Pipeline) LatestFrame(id string) *frame.Frame {
 	return st.Latest()
 }
 
-// ModelStats returns, per loaded model, the batches run and frames inferred.
+// ModelStats returns, per loaded model, the batches run and frames inferred (summed over the
+// model's workers on the host and on GPUs).
 func (p *Pipeline) ModelStats() map[string][2]int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := map[string][2]int64{}
-	for n, m := range p.models {
-		out[n] = [2]int64{m.batches.Load(), m.batchItems.Load()}
+	for k, m := range p.models {
+		s := out[k.name]
+		out[k.name] = [2]int64{s[0] + m.batches.Load(), s[1] + m.batchItems.Load()}
 	}
 	return out
 }

@@ -52,6 +52,13 @@ type StreamConfig struct {
 	Policy DropPolicy
 	// QueueDepth is the most frames waiting for inference (default 2).
 	QueueDepth int
+	// DeviceFrames marks a decoder whose frames live in the memory of GPU Device
+	// (frame.Frame.OnDevice): they are queued as frames, without an input slot or
+	// preprocessing here, and the model's runner for that device (Options.DeviceEngine, a
+	// FrameRunner) preprocesses each batch itself.
+	DeviceFrames bool
+	// Device is the GPU ordinal of DeviceFrames.
+	Device int
 }
 
 // stream is a running stream: source → decoder → filter → preprocess → queue.
@@ -172,6 +179,9 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		}
 		it := item{st: s, index: f.Index, pts: f.PTS, wallclock: f.Wallclock,
 			width: f.Width, height: f.Height, decoded: time.Now(), decodeDur: decodeDur}
+		if s.cfg.DeviceFrames {
+			return s.queueFrame(ctx, it, f)
+		}
 		slot, ok := s.takeSlot(ctx)
 		if !ok {
 			s.stats.Dropped[DropShutdown].Add(1)

@@ -28,6 +28,11 @@ type modelRunner struct {
 	frames   map[*sink.Result]*frame.Frame
 	p        *Pipeline
 	done     chan struct{}
+	// FrameRunner path (device frames): the batch's frames and transforms, reused; bound is
+	// set once the worker's thread was bound (FrameRunner.Bind).
+	batchFrames []*frame.Frame
+	batchTr     []preprocess.Transform
+	bound       bool
 
 	batches    atomic.Int64
 	batchItems atomic.Int64
@@ -75,21 +80,12 @@ func (m *modelRunner) infer(batch []item) {
 	}
 	defer unlock()
 	t0 := time.Now()
-	in, err := r.Input(n)
-	if err == nil && len(in) != n*m.slotLen {
-		err = fmt.Errorf("input holds %d values, want %d: the model's input size changed", len(in), n*m.slotLen)
-	}
-	if err == nil {
-		for b := range batch {
-			it := &batch[b]
-			copy(in[b*m.slotLen:(b+1)*m.slotLen], it.slot)
-			it.st.slots <- it.slot
-			it.slot = nil
-		}
-	}
 	var outs []tensor.Tensor
-	if err == nil {
-		outs, err = r.Run(n)
+	var err error
+	if fr, ok := r.(FrameRunner); ok {
+		outs, err = m.runFrames(fr, batch)
+	} else {
+		outs, err = m.runSlots(r, batch)
 	}
 	m.batches.Add(1)
 	m.batchItems.Add(int64(n))
@@ -136,6 +132,55 @@ func (m *modelRunner) infer(batch []item) {
 		m.p.results <- resultMsg{r: m.results[b], st: it.st}
 		it.st.inflight.Add(-1)
 	}
+}
+
+// runSlots copies the batch's preprocessed slots into the runner's input (returning each slot
+// to its stream) and runs it.
+func (m *modelRunner) runSlots(r Runner, batch []item) ([]tensor.Tensor, error) {
+	n := len(batch)
+	in, err := r.Input(n)
+	if err != nil {
+		return nil, err
+	}
+	if len(in) != n*m.slotLen {
+		return nil, fmt.Errorf("input holds %d values, want %d: the model's input size changed", len(in), n*m.slotLen)
+	}
+	for b := range batch {
+		it := &batch[b]
+		copy(in[b*m.slotLen:(b+1)*m.slotLen], it.slot)
+		it.st.slots <- it.slot
+		it.slot = nil
+	}
+	return r.Run(n)
+}
+
+// runFrames hands the batch's frames to a FrameRunner, binding the worker's thread first if
+// it has not been yet; the frames' transforms go into their items.
+func (m *modelRunner) runFrames(fr FrameRunner, batch []item) ([]tensor.Tensor, error) {
+	if !m.bound {
+		if err := fr.Bind(); err != nil {
+			return nil, err
+		}
+		m.bound = true
+	}
+	n := len(batch)
+	if cap(m.batchFrames) < n { // once: batches never exceed the scheduler's maximum
+		m.batchFrames = make([]*frame.Frame, max(n, m.sched.maxBatch))
+		m.batchTr = make([]preprocess.Transform, max(n, m.sched.maxBatch))
+	}
+	frames, tr := m.batchFrames[:n], m.batchTr[:n]
+	for b := range batch {
+		frames[b] = batch[b].frame
+	}
+	outs, err := fr.RunFrames(frames, tr)
+	clear(frames)
+	if err != nil {
+		return nil, err
+	}
+	for b := range batch {
+		batch[b].tr = tr[b]
+	}
+	return outs, nil
 }
 
 // runCascades runs the secondary models on the crops of this batch's detections.
