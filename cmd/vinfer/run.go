@@ -11,11 +11,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/internal/ffmpeg"
 	"github.com/vinfer/vinfer/internal/ort"
 	"github.com/vinfer/vinfer/model"
@@ -110,6 +112,14 @@ func runCmd(args []string) error {
 	for _, err := range errs {
 		log.Error(err.Error())
 	}
+	gpus := a.GPUs.Opened()
+	var gpuBefore cuda.Stats // after the GPU models' load and warm-up
+	if len(gpus) > 0 {
+		gpuBefore = cuda.ReadStats()
+		for _, d := range gpus {
+			log.Info("GPU path: NVDEC → fused preprocessing → ONNX Runtime CUDA on " + d.String())
+		}
+	}
 	if httpOn {
 		srv, err := startAPI(ctx, a, mx, cfg.Output.HTTP, cfg.Output.Token, log)
 		switch {
@@ -149,6 +159,12 @@ func runCmd(args []string) error {
 		log.Info("stopping: draining in-flight frames")
 	}
 	streams := a.Pipeline.Streams()
+	var gpuMem []string // device memory in use at the end, before anything is freed
+	for _, d := range gpus {
+		if free, total, err := d.MemInfo(); err == nil {
+			gpuMem = append(gpuMem, fmt.Sprintf("cuda:%d %d MiB", d.Ordinal(), (total-free)>>20))
+		}
+	}
 	err = a.Stop()
 	close(progressDone)
 	<-progressStopped
@@ -158,7 +174,31 @@ func runCmd(args []string) error {
 		}
 	}
 	pipeline.Summary(os.Stderr, streams, time.Since(start))
+	if len(gpus) > 0 {
+		gpuSummary(os.Stderr, a.Config, streams, cuda.ReadStats().Sub(gpuBefore), gpuMem)
+	}
 	return err
+}
+
+// gpuSummary prints the GPU path's traffic since the streams started: every host↔device copy
+// and device allocation vinfer made, per frame inferred from nvdec streams.
+func gpuSummary(w io.Writer, cfg *config.Config, streams []pipeline.StreamStatus, st cuda.Stats, mem []string) {
+	onGPU := map[string]bool{}
+	for _, s := range cfg.Streams {
+		onGPU[s.ID] = s.OnGPU()
+	}
+	var frames int64
+	for _, s := range streams {
+		if onGPU[s.ID] {
+			frames += s.Stats.Inferred.Load()
+		}
+	}
+	per := func(n uint64) float64 { return float64(n) / float64(max(frames, 1)) }
+	fmt.Fprintf(w, "  gpu: %d frames inferred from nvdec streams; host→device copies %d (%.3f per frame), device→host %d (%.3f per frame, %.0f bytes per frame); device allocations %d, kernel launches %d, context rebinds %d\n",
+		frames, st.HtoD, per(st.HtoD), st.DtoH, per(st.DtoH), per(st.DtoHBytes), st.DeviceAllocs+st.PoolAllocs, st.Launches, st.Rebinds)
+	if len(mem) > 0 {
+		fmt.Fprintf(w, "  gpu memory in use at the end (whole device): %s\n", strings.Join(mem, ", "))
+	}
 }
 
 // defaultHTTP is where the API listens unless told otherwise.
