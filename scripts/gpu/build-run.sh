@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds, on the development machine, what scripts/gpu/run-check.sh runs on the GPU machine:
+# .build/gpu-run/vinfer.zst and app.test.zst (self-contained: static minimal FFmpeg; CUDA and
+# ONNX Runtime are loaded at run time), next to .build/gpu-testdata (the 1080p clip and the
+# dynamic-batch YOLOX-Nano). Carry both folders: .build/gpu-run (~15 MB) and
+# .build/gpu-testdata (~12 MB).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+[ -d .build/ffmpeg-static ] || scripts/build-ffmpeg-static.sh
+[ -f .build/gpu-testdata/clip1080p30.mp4 ] || scripts/gpu/testdata.sh
+[ -f .build/gpu-testdata/yolox_nano_416_dyn.onnx ] ||
+  /usr/bin/python3 scripts/gpu/make-dynamic-batch.py --focus-conv assets/models/yolox_nano_416.onnx .build/gpu-testdata/yolox_nano_416_dyn.onnx
+export PKG_CONFIG=$root/scripts/pkg-config-static
+mkdir -p .build/gpu-run
+go build -tags vinfer_static -o .build/gpu-run/vinfer ./cmd/vinfer
+go test -c -tags vinfer_static -o .build/gpu-run/app.test ./app
+for f in vinfer app.test; do zstd -q -19 -f --rm .build/gpu-run/$f -o .build/gpu-run/$f.zst; done
+du -sh .build/gpu-run .build/gpu-testdata
