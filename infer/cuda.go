@@ -125,6 +125,7 @@ type DeviceRun struct {
 	outs    [][]*ort.Value // by batch size, then output
 	perItem []int          // output bytes per batch item (batched) or in total (fixed)
 	batched []bool
+	queue   *ort.RunOptions // run options of Queue: no wait for the provider's stream
 }
 
 // NewDeviceRun binds s to CUDA device memory of GPU device: input holds MaxBatch input items,
@@ -163,6 +164,10 @@ func (s *Session) newBoundRun(mem *ort.MemoryInfo, input unsafe.Pointer, outputs
 	}
 	var err error
 	if r.bind, err = s.sess.NewIoBinding(); err != nil {
+		r.Release()
+		return nil, err
+	}
+	if r.queue, err = ort.NewRunOptions(ort.RunDisableSyncProviders, "1"); err != nil {
 		r.Release()
 		return nil, err
 	}
@@ -219,6 +224,33 @@ func (r *DeviceRun) Run(n int) error {
 	return r.bind.Run()
 }
 
+// Queue is Run without waiting: it returns once the run is queued on the session's stream
+// (run option disable_synchronize_execution_providers), so the caller can prepare the next batch
+// while the GPU works. The outputs are valid once that stream reaches this point (an event
+// recorded on it, or its synchronization). Only for a session on the caller's stream
+// (StreamOptions).
+func (r *DeviceRun) Queue(n int) error {
+	if err := r.s.checkBatch(n); err != nil {
+		return err
+	}
+	if err := r.bind.BindInput(r.s.inputs[0].Name, r.in[n]); err != nil {
+		return err
+	}
+	for i, v := range r.outs[n] {
+		if err := r.bind.BindOutput(r.s.outputs[i].Name, v); err != nil {
+			return err
+		}
+	}
+	return r.bind.RunWith(r.queue)
+}
+
+// UseGraph makes Queue replay CUDA graph id (the session needs the CUDA EP option
+// enable_cuda_graph=1). Each DeviceRun of a session binding other buffers needs its own id:
+// a captured graph replays fixed addresses.
+func (r *DeviceRun) UseGraph(id int) error {
+	return r.queue.Set(ort.RunGraphID, strconv.Itoa(id))
+}
+
 // Release frees the binding and its values (not the caller's buffers). Idempotent.
 func (r *DeviceRun) Release() {
 	for _, v := range r.in {
@@ -230,6 +262,7 @@ func (r *DeviceRun) Release() {
 		}
 	}
 	r.in, r.outs = nil, nil
+	r.queue.Release()
 	if r.bind != nil {
 		r.bind.Release()
 		r.bind = nil

@@ -88,6 +88,13 @@ func TestBoundRunMatchesRun(t *testing.T) {
 			t.Fatalf("output[%d] = %v, Run gave %v", i, got[i], want[i])
 		}
 	}
+	clear(got)
+	if err := r.Queue(1); err != nil { // on the CPU provider, queued work is done on return
+		t.Fatal(err)
+	}
+	if got[0] != want[0] || got[len(want)-1] != want[len(want)-1] {
+		t.Errorf("Queue: output differs from Run")
+	}
 	if err := r.Run(2); err == nil {
 		t.Error("batch 2 accepted by a batch-1 model")
 	}
@@ -199,6 +206,40 @@ func TestDeviceRunCUDA(t *testing.T) {
 		}
 		if worst > 0.1 {
 			t.Errorf("GPU output differs from the CPU by up to %v", worst)
+		}
+		// The same on the worker's own stream, queued without waiting: the copy after it on
+		// the stream sees the outputs.
+		opts := StreamOptions(st)
+		qs, err := Open(Config{Path: model, Provider: ProviderCUDA, ProviderOptions: opts})
+		if err != nil {
+			return err
+		}
+		defer qs.Close()
+		qr, err := qs.NewDeviceRun(d.Ordinal(), inDev.Ptr, []cuda.Ptr{outDev.Ptr})
+		if err != nil {
+			return err
+		}
+		defer qr.Release()
+		if err := st.Fill32(outDev.Ptr, 0, len(want)); err != nil {
+			return err
+		}
+		for range 3 {
+			if err := qr.Queue(1); err != nil {
+				return err
+			}
+		}
+		if err := st.CopyDtoH(host, outDev.Ptr, 4*len(want)); err != nil {
+			return err
+		}
+		if err := st.Synchronize(); err != nil {
+			return err
+		}
+		worst = 0
+		for i := range want {
+			worst = max(worst, math.Abs(float64(host.Float32s()[i]-want[i])))
+		}
+		if worst > 0.1 {
+			t.Errorf("queued GPU output differs from the CPU by up to %v", worst)
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vinfer/vinfer/codec"
@@ -38,13 +39,16 @@ type decodeResult struct {
 	Seconds     float64 `json:"seconds"`
 	FPS         float64 `json:"fps"`
 	PerStream   float64 `json:"fps_per_stream"`
+	SteadyFPS   float64 `json:"steady_fps,omitempty"`
 	HtoDPerFrm  float64 `json:"htod_copies_per_frame"`
 	DtoHPerFrm  float64 `json:"dtoh_copies_per_frame"`
 	DeviceAlloc uint64  `json:"device_allocs_during_run"`
 }
 
-// benchDecode decodes the clip repeat times on each of N streams at once, frames released as
-// soon as they come out (they stay in device memory: no download).
+// benchDecode decodes the clip repeat times (0: in a loop for cfg.duration) on each of N
+// streams at once, frames released as soon as they come out (they stay in device memory: no
+// download). steady_fps counts the frames decoded between cfg.settle and cfg.duration only
+// (all streams running, decoders created).
 func benchDecode(cfg config) (*decodeResult, error) {
 	c, err := loadClip(cfg.clip, cfg.fps)
 	if err != nil {
@@ -57,7 +61,7 @@ func benchDecode(cfg config) (*decodeResult, error) {
 	// Warm-up: one short decode per device so driver and NVDEC initialization stay out of the
 	// measured interval.
 	for _, d := range devs {
-		if _, err := decodeStream(d, c, 1, 30, nil); err != nil {
+		if _, err := decodeStream(d, c, 1, 30, nil, nil, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -66,15 +70,22 @@ func benchDecode(cfg config) (*decodeResult, error) {
 	errs := make([]error, cfg.streams)
 	start := make(chan struct{})
 	before := cuda.ReadStats()
+	var stop atomic.Bool
+	var decoded atomic.Int64
 	for i := range cfg.streams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			counts[i], errs[i] = decodeStream(devs[i%len(devs)], c, cfg.repeat, 0, start)
+			counts[i], errs[i] = decodeStream(devs[i%len(devs)], c, cfg.repeat, 0, start, &stop, &decoded)
 		}()
 	}
 	t0 := time.Now()
 	close(start)
+	var steady float64
+	if cfg.repeat == 0 {
+		steady = window(t0, cfg.settle, cfg.duration, &decoded)
+		stop.Store(true)
+	}
 	wg.Wait()
 	el := time.Since(t0).Seconds()
 	st := cuda.ReadStats().Sub(before)
@@ -86,14 +97,15 @@ func benchDecode(cfg config) (*decodeResult, error) {
 		total += counts[i]
 	}
 	return &decodeResult{Mode: "decode", Device: devs[0].String(), GPUs: len(devs), Streams: cfg.streams, Frames: total,
-		Seconds: el, FPS: float64(total) / el, PerStream: float64(total) / el / float64(cfg.streams),
+		Seconds: el, FPS: float64(total) / el, PerStream: float64(total) / el / float64(cfg.streams), SteadyFPS: steady,
 		HtoDPerFrm: float64(st.HtoD) / float64(total), DtoHPerFrm: float64(st.DtoH) / float64(total),
 		DeviceAlloc: st.DeviceAllocs + st.PoolAllocs}, nil
 }
 
 // decodeStream decodes the clip repeat times (limit > 0: only the first limit units) on its own
 // locked thread, stream and decoder, and returns the frames decoded.
-func decodeStream(d *cuda.Device, c *clip, repeat, limit int, start <-chan struct{}) (int64, error) {
+// With repeat 0 it loops until stop; decoded counts every frame as it comes out.
+func decodeStream(d *cuda.Device, c *clip, repeat, limit int, start <-chan struct{}, stop *atomic.Bool, decoded *atomic.Int64) (int64, error) {
 	var n int64
 	err := d.RunLocked(func() error {
 		s, err := d.NewStream()
@@ -109,13 +121,20 @@ func decodeStream(d *cuda.Device, c *clip, repeat, limit int, start <-chan struc
 		if start != nil {
 			<-start
 		}
-		emit := func(f *frame.Frame) error { n++; f.Release(); return nil }
+		emit := func(f *frame.Frame) error {
+			n++
+			if decoded != nil {
+				decoded.Add(1)
+			}
+			f.Release()
+			return nil
+		}
 		ctx := context.Background()
 		aus := c.aus
 		if limit > 0 && limit < len(aus) {
 			aus = aus[:limit]
 		}
-		for range repeat {
+		for loop := 0; repeat == 0 && !stop.Load() || loop < repeat; loop++ {
 			for i := range aus {
 				if err := dec.Decode(ctx, &aus[i], emit); err != nil {
 					return err
@@ -128,4 +147,13 @@ func decodeStream(d *cuda.Device, c *clip, repeat, limit int, start <-chan struc
 		return s.Synchronize()
 	})
 	return n, err
+}
+
+// window waits until t0+settle, then until t0+end, and returns the rate at which counter grew
+// in between (per second).
+func window(t0 time.Time, settle, end time.Duration, counter *atomic.Int64) float64 {
+	time.Sleep(time.Until(t0.Add(settle)))
+	n0, t1 := counter.Load(), time.Now()
+	time.Sleep(time.Until(t0.Add(end)))
+	return float64(counter.Load()-n0) / time.Since(t1).Seconds()
 }

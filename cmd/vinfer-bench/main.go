@@ -32,6 +32,9 @@ func main() {
 	workers := flag.Int("workers", 2, "GPU inference workers per device")
 	model := flag.String("model", ".build/gpu-testdata/yolox_nano_416_dyn.onnx", "ONNX model (dynamic batch for batch > 1; scripts/gpu/make-dynamic-batch.py)")
 	half := flag.Bool("half", false, "float16 input tensor")
+	depth := flag.Int("depth", 2, "batches in flight per worker (input sets; 1: wait for each batch)")
+	async := flag.Bool("async", true, "queue inference without waiting (ORT disable_synchronize_execution_providers)")
+	decFrames := flag.Int("frames", 8, "decoded frames each NVDEC decoder may have in flight")
 	settle := flag.Duration("settle", 0, "leave frames arriving in this first interval out of the latency figures (decoder start-up)")
 	watchdog := flag.Duration("timeout", 3*time.Minute, "abort (printing every goroutine's stack) after this long")
 	flag.Parse()
@@ -42,7 +45,8 @@ func main() {
 	})
 
 	cfg := config{clip: *clipPath, fps: *fps, streams: *streams, repeat: *repeat, duration: *duration,
-		paced: *paced, batch: *batch, workers: *workers, model: *model, half: *half, settle: *settle}
+		paced: *paced, batch: *batch, workers: *workers, model: *model, half: *half, settle: *settle,
+		depth: *depth, async: *async, decFrames: *decFrames}
 	var res any
 	var err error
 	switch *mode {
@@ -69,15 +73,18 @@ func main() {
 }
 
 type config struct {
-	clip     string
-	fps      float64
-	streams  int
-	repeat   int
-	duration time.Duration
-	paced    bool
-	batch    int
-	workers  int
-	model    string
-	half     bool
-	settle   time.Duration
+	clip      string
+	fps       float64
+	streams   int
+	repeat    int
+	duration  time.Duration
+	paced     bool
+	batch     int
+	workers   int
+	model     string
+	half      bool
+	settle    time.Duration
+	depth     int
+	async     bool
+	decFrames int
 }

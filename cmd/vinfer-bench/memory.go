@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os"
+
 	"context"
 	"fmt"
+	"github.com/vinfer/vinfer/internal/memstat"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -16,6 +19,7 @@ type memoryResult struct {
 	Started    int       `json:"streams_started"`
 	Frames     int64     `json:"frames"`
 	UsedMB     []float64 `json:"device_mem_used_mb_per_interval"`
+	RSSMB      []float64 `json:"host_rss_mb_per_10_intervals"`
 	FirstMB    float64   `json:"after_first_interval_mb"`
 	LastMB     float64   `json:"last_mb"`
 	MaxMB      float64   `json:"max_mb"`
@@ -95,6 +99,12 @@ func benchMemory(cfg config) (*memoryResult, error) {
 			return nil, err
 		}
 		res.UsedMB = append(res.UsedMB, float64(total-free)/(1<<20))
+		if len(res.UsedMB)%10 == 1 {
+			rss, _ := memstat.RSS()
+			res.RSSMB = append(res.RSSMB, float64(rss)/(1<<20))
+			fmt.Fprintf(os.Stderr, "memory: %4.0fs %2d streams, device %.0f MB used, RSS %.1f MB, %d frames\n",
+				time.Since(t0).Seconds(), len(live), res.UsedMB[len(res.UsedMB)-1], float64(rss)/(1<<20), sent.Load())
+		}
 	}
 	for len(live) > 0 {
 		if err := stop(0); err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+
+	"github.com/vinfer/vinfer/cuda"
 	"sync"
 	"time"
 )
@@ -10,6 +12,9 @@ type modelResult struct {
 	Mode    string  `json:"mode"`
 	Batch   int     `json:"batch"`
 	Workers int     `json:"workers"`
+	Depth   int     `json:"batches_in_flight_per_worker"`
+	Async   bool    `json:"async"`
+	Graph   bool    `json:"cuda_graph"`
 	Runs    int     `json:"runs"`
 	Seconds float64 `json:"seconds"`
 	FPS     float64 `json:"images_per_s"`
@@ -45,21 +50,39 @@ func benchModel(cfg config) (*modelResult, error) {
 					return err
 				}
 				defer s.Destroy()
-				in, err := d.Alloc(cfg.batch * 3 * yoloxSpec.Width * yoloxSpec.Height * 4)
-				if err != nil {
-					ready <- err
-					return err
+				// cfg.depth input sets, each with an event marking its batch's end, as in the
+				// pipeline's workers.
+				var ins []cuda.Ptr
+				var done []*cuda.Event
+				defer func() {
+					for _, e := range done {
+						e.Destroy()
+					}
+				}()
+				for range max(1, cfg.depth) {
+					in, err := d.Alloc(cfg.batch * 3 * yoloxSpec.Width * yoloxSpec.Height * 4)
+					if err != nil {
+						ready <- err
+						return err
+					}
+					defer in.Free(nil)
+					s.Fill32(in.Ptr, 0x42e40000, in.Size/4) // 114.0, the letterbox grey
+					ins = append(ins, in.Ptr)
+					e, err := d.NewEvent(false)
+					if err != nil {
+						ready <- err
+						return err
+					}
+					done = append(done, e)
 				}
-				defer in.Free(nil)
-				s.Fill32(in.Ptr, 0x42e40000, in.Size/4) // 114.0, the letterbox grey
-				eng, err := newEngine(cfg, d, s, in.Ptr, cfg.batch)
+				eng, err := newEngine(cfg, d, s, ins, cfg.batch)
 				if err != nil {
 					ready <- err
 					return err
 				}
 				defer eng.Close()
-				for range 20 {
-					if err := eng.Infer(s, cfg.batch); err != nil {
+				for i := range 20 {
+					if err := eng.Infer(s, i%len(ins), cfg.batch); err != nil {
 						ready <- err
 						return err
 					}
@@ -70,14 +93,22 @@ func benchModel(cfg config) (*modelResult, error) {
 				}
 				ready <- nil
 				<-start
-				for time.Since(t0) < cfg.duration {
-					if err := eng.Infer(s, cfg.batch); err != nil {
+				for k := 0; time.Since(t0) < cfg.duration; k = (k + 1) % len(ins) {
+					if runs[w] >= len(ins) { // set k's last batch must be done before its reuse
+						if err := done[k].Synchronize(); err != nil {
+							return err
+						}
+					}
+					if err := eng.Infer(s, k, cfg.batch); err != nil {
 						return err
 					}
-					if err := s.Synchronize(); err != nil {
+					if err := done[k].Record(s); err != nil {
 						return err
 					}
 					runs[w]++
+				}
+				if err := s.Synchronize(); err != nil {
+					return err
 				}
 				return nil
 			})
@@ -99,6 +130,7 @@ func benchModel(cfg config) (*modelResult, error) {
 		}
 		total += runs[w]
 	}
-	return &modelResult{Mode: "model", Batch: cfg.batch, Workers: cfg.workers, Runs: total, Seconds: el,
+	return &modelResult{Mode: "model", Batch: cfg.batch, Workers: cfg.workers, Depth: cfg.depth, Async: cfg.async,
+		Graph: *graph, Runs: total, Seconds: el,
 		FPS: float64(total*cfg.batch) / el, MsRun: el * 1000 * float64(cfg.workers) / float64(total)}, nil
 }

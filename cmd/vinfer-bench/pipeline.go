@@ -28,16 +28,17 @@ type item struct {
 	arrival time.Time   // when its access unit was handed to the decoder
 }
 
-// engine runs inference for one GPU worker on its stream: input is the worker's batch tensor.
+// engine runs inference for one GPU worker on its stream, on one of the worker's input sets
+// (batch tensors of maxBatch [3,416,416] float32 slots).
 type engine interface {
-	// Infer queues the model on the first n slots of the input and the copy of the outputs
-	// to host memory, on s.
-	Infer(s *cuda.Stream, n int) error
+	// Infer queues the model on the first n slots of input set k and the copy of its first
+	// output to host memory, on s; without -async it also waits for the model to finish.
+	Infer(s *cuda.Stream, k, n int) error
 	Close() error
 }
 
 // newEngine builds a worker's engine (set by the ORT file when inference is compiled in).
-var newEngine func(cfg config, d *cuda.Device, s *cuda.Stream, input cuda.Ptr, maxBatch int) (engine, error)
+var newEngine func(cfg config, d *cuda.Device, s *cuda.Stream, inputs []cuda.Ptr, maxBatch int) (engine, error)
 
 type pipelineResult struct {
 	Mode       string  `json:"mode"`
@@ -48,10 +49,17 @@ type pipelineResult struct {
 	OfferedFPS float64 `json:"offered_fps,omitempty"`
 	Batch      int     `json:"max_batch"`
 	Workers    int     `json:"workers_per_gpu"`
+	Depth      int     `json:"batches_in_flight_per_worker"`
+	Async      bool    `json:"async"`
+	Graph      bool    `json:"cuda_graph"`
+	DecFrames  int     `json:"decoder_frames"`
+	IdleFrac   float64 `json:"worker_idle_fraction"`
+	LaunchMs   float64 `json:"worker_launch_ms_per_batch"`
 	Half       bool    `json:"half"`
 	Frames     int64   `json:"frames"`
 	Seconds    float64 `json:"seconds"`
 	FPS        float64 `json:"fps"`
+	SteadyFPS  float64 `json:"steady_fps,omitempty"`
 	MeanBatch  float64 `json:"mean_batch"`
 	P50ms      float64 `json:"latency_p50_ms"`
 	P99ms      float64 `json:"latency_p99_ms"`
@@ -65,7 +73,8 @@ type pipelineResult struct {
 }
 
 // benchPipeline runs decode -> preprocess (-> inference) with N streams feeding per-GPU workers
-// that batch frames across streams.
+// that batch frames across streams. Unpaced with repeat 0, the streams loop the clip for
+// cfg.duration and steady_fps counts the frames finished between cfg.settle and cfg.duration.
 func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 	if infer && newEngine == nil {
 		return nil, fmt.Errorf("inference is not compiled into this binary")
@@ -84,13 +93,14 @@ func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 	// GPU workers: started (module loaded, buffers and sessions created, warmed) before any
 	// stream, so nothing is created on the frame path.
 	queues := make([]chan item, len(devs))
+	var completed atomic.Int64
 	var ws []*worker
 	var wwg sync.WaitGroup
 	ready := make(chan error)
 	for di, d := range devs {
 		queues[di] = make(chan item, 4*cfg.batch*cfg.workers)
 		for range cfg.workers {
-			w := &worker{cfg: cfg, dev: d, in: queues[di], infer: infer}
+			w := &worker{cfg: cfg, dev: d, in: queues[di], infer: infer, completed: &completed}
 			ws = append(ws, w)
 			wwg.Add(1)
 			go func() { defer wwg.Done(); w.run(ctx, ready) }()
@@ -114,8 +124,14 @@ func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 		go func() {
 			defer swg.Done()
 			d := devs[i%len(devs)]
-			errs[i] = feedStream(ctx, cfg, d, c, queues[i%len(devs)], t0, &sent)
+			// Paced streams are spread over one frame interval, as cameras are not in phase.
+			phase := time.Duration(float64(time.Second) / cfg.fps * float64(i) / float64(cfg.streams))
+			errs[i] = feedStream(ctx, cfg, d, c, queues[i%len(devs)], t0.Add(phase), &sent)
 		}()
+	}
+	var steady float64
+	if !cfg.paced && cfg.repeat == 0 {
+		steady = window(t0, cfg.settle, cfg.duration, &completed)
 	}
 	swg.Wait()
 	for _, q := range queues {
@@ -130,7 +146,8 @@ func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 		}
 	}
 	res := &pipelineResult{Mode: "pre", Device: devs[0].String(), GPUs: len(devs), Streams: cfg.streams, Paced: cfg.paced,
-		Batch: cfg.batch, Workers: cfg.workers, Half: cfg.half, Seconds: el, Rebinds: st.Rebinds}
+		Batch: cfg.batch, Workers: cfg.workers, Half: cfg.half, Seconds: el, Rebinds: st.Rebinds,
+		Depth: cfg.depth, Async: cfg.async && infer, Graph: *graph && infer, DecFrames: cfg.decFrames}
 	if infer {
 		res.Mode = "e2e"
 	}
@@ -146,11 +163,15 @@ func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 		res.Frames += w.frames
 		batches += w.batches
 		lat = append(lat, w.lat...)
+		res.IdleFrac += w.idle.Seconds() / el / float64(len(ws))
+		res.LaunchMs += float64(w.launch.Milliseconds())
 	}
+	res.LaunchMs /= float64(max(1, batches))
 	if res.Frames == 0 {
 		return nil, fmt.Errorf("no frames processed")
 	}
 	res.FPS = float64(res.Frames) / el
+	res.SteadyFPS = steady
 	res.MeanBatch = float64(res.Frames) / float64(batches)
 	slices.Sort(lat)
 	res.P50ms, res.P99ms, res.MaxMs = pct(lat, 0.50), pct(lat, 0.99), lat[len(lat)-1]
@@ -179,7 +200,7 @@ func feedStream(ctx context.Context, cfg config, d *cuda.Device, c *clip, out ch
 			return err
 		}
 		defer s.Destroy()
-		dec := &codec.NVDEC{Device: d, Stream: s, Codec: c.aus[0].Codec, Frames: 6}
+		dec := &codec.NVDEC{Device: d, Stream: s, Codec: c.aus[0].Codec, Frames: cfg.decFrames}
 		if err := dec.Init(); err != nil {
 			return err
 		}
@@ -221,10 +242,10 @@ func feedStream(ctx context.Context, cfg config, d *cuda.Device, c *clip, out ch
 		clipLen := time.Duration(len(c.aus)) * frameDur
 		var au = c.aus[0]
 		for loop, idx := 0, int64(0); ; loop++ {
-			if !cfg.paced && loop >= cfg.repeat {
+			if cfg.repeat > 0 && !cfg.paced && loop >= cfg.repeat {
 				break
 			}
-			if cfg.paced && time.Since(t0) >= cfg.duration {
+			if (cfg.paced || cfg.repeat == 0) && time.Since(t0) >= cfg.duration {
 				break
 			}
 			for i := range c.aus {
@@ -268,7 +289,8 @@ func waitReleased(pool *frame.Pool, limit time.Duration) bool {
 }
 
 // worker is one GPU worker: a locked OS thread with the device's context current, its own
-// stream, batch tensor, preprocessor and inference engine.
+// stream, preprocessor and inference engine, and cfg.depth input sets (batch tensor + outputs)
+// so that it gathers and preprocesses batch k+1 while the GPU still runs batch k.
 type worker struct {
 	cfg   config
 	dev   *cuda.Device
@@ -278,7 +300,17 @@ type worker struct {
 	frames, batches int64
 	lat             []float64 // ms
 	settle          time.Time // frames arriving before this are not in lat (decoder start-up)
+	idle, launch    time.Duration
+	completed       *atomic.Int64 // frames finished by every worker (nil: not counted)
 	err             error
+}
+
+// inputSet is one batch in flight: its tensor, the frames in it and the event marking its end.
+type inputSet struct {
+	buf     *cuda.Buffer
+	done    *cuda.Event
+	batch   []item
+	pending bool
 }
 
 func (w *worker) run(ctx context.Context, ready chan<- error) {
@@ -289,97 +321,158 @@ func (w *worker) run(ctx context.Context, ready chan<- error) {
 		}
 	}()
 	w.err = w.dev.RunLocked(func() error {
-		setup := func() (*cuda.Stream, *gpu.Preprocessor, *cuda.Buffer, engine, error) {
+		var sets []inputSet
+		defer func() {
+			w.dev.Synchronize() // after an error, work may still read the frames
+			for _, set := range sets {
+				releaseAll(set.batch)
+				set.done.Destroy()
+				set.buf.Free(nil)
+			}
+		}()
+		setup := func() (*cuda.Stream, *gpu.Preprocessor, engine, error) {
 			s, err := w.dev.NewStream()
 			if err != nil {
-				return nil, nil, nil, nil, err
+				return nil, nil, nil, err
 			}
 			pre := &gpu.Preprocessor{Device: w.dev, Spec: yoloxSpec, Half: w.cfg.half}
 			if err := pre.Init(); err != nil {
-				return nil, nil, nil, nil, err
+				return s, nil, nil, err
 			}
-			buf, err := w.dev.Alloc(w.cfg.batch * pre.SlotBytes())
-			if err != nil {
-				return nil, nil, nil, nil, err
-			}
-			var eng engine
-			if w.infer {
-				if eng, err = newEngine(w.cfg, w.dev, s, buf.Ptr, w.cfg.batch); err != nil {
-					return nil, nil, nil, nil, err
+			var ptrs []cuda.Ptr
+			for range max(1, w.cfg.depth) {
+				var set inputSet
+				if set.buf, err = w.dev.Alloc(w.cfg.batch * pre.SlotBytes()); err != nil {
+					return s, pre, nil, err
 				}
-				for range 3 { // warm-up at the one shape the run uses
-					if err := eng.Infer(s, w.cfg.batch); err != nil {
-						return nil, nil, nil, nil, err
+				if set.done, err = w.dev.NewEvent(false); err != nil {
+					set.buf.Free(nil)
+					return s, pre, nil, err
+				}
+				set.batch = make([]item, 0, w.cfg.batch)
+				sets = append(sets, set)
+				ptrs = append(ptrs, set.buf.Ptr)
+			}
+			if !w.infer {
+				return s, pre, nil, nil
+			}
+			eng, err := newEngine(w.cfg, w.dev, s, ptrs, w.cfg.batch)
+			if err != nil {
+				return s, pre, nil, err
+			}
+			for range 3 { // warm-up (and CUDA graph capture) at the one shape the run uses
+				for k := range sets {
+					if err := eng.Infer(s, k, w.cfg.batch); err != nil {
+						return s, pre, eng, err
 					}
 				}
-				if err := s.Synchronize(); err != nil {
-					return nil, nil, nil, nil, err
-				}
 			}
-			return s, pre, buf, eng, nil
+			return s, pre, eng, s.Synchronize()
 		}
-		s, pre, buf, eng, err := setup()
+		s, pre, eng, err := setup()
+		if s != nil {
+			defer s.Destroy()
+		}
+		if pre != nil {
+			defer pre.Close()
+		}
+		if eng != nil {
+			defer eng.Close()
+		}
 		ready <- err
 		if err != nil {
 			return err
 		}
-		defer s.Destroy()
-		defer pre.Close()
-		defer buf.Free(nil)
-		if eng != nil {
-			defer eng.Close()
-		}
 		w.lat = make([]float64, 0, 1<<20)
-		batch := make([]item, 0, w.cfg.batch)
-		for {
-			it, ok := <-w.in
-			if !ok {
+		// finish waits for set k's batch and releases its frames.
+		finish := func(k int) error {
+			set := &sets[k]
+			if !set.pending {
 				return nil
 			}
-			batch = append(batch[:0], it)
-		fill:
-			for len(batch) < w.cfg.batch {
-				select {
-				case it, ok := <-w.in:
-					if !ok {
-						break fill
-					}
-					batch = append(batch, it)
-				default:
-					break fill
-				}
-			}
-			for i, it := range batch {
-				if err := s.Wait(it.ready); err != nil {
-					releaseAll(batch)
-					return err
-				}
-				if _, err := pre.Run(s, it.f, buf.Ptr, i); err != nil {
-					releaseAll(batch)
-					return err
-				}
-			}
-			if eng != nil {
-				// Always the full batch shape: slots past len(batch) hold stale data whose
-				// results are ignored. A fixed shape keeps ORT from re-planning per size.
-				if err := eng.Infer(s, w.cfg.batch); err != nil {
-					releaseAll(batch)
-					return err
-				}
-			}
-			if err := s.Synchronize(); err != nil {
-				releaseAll(batch)
+			set.pending = false
+			if err := set.done.Synchronize(); err != nil {
 				return err
 			}
 			now := time.Now()
-			for _, it := range batch {
+			for _, it := range set.batch {
 				it.f.Release()
 				if len(w.lat) < cap(w.lat) && !it.arrival.Before(w.settle) {
 					w.lat = append(w.lat, float64(now.Sub(it.arrival).Microseconds())/1000)
 				}
 			}
-			w.frames += int64(len(batch))
+			w.frames += int64(len(set.batch))
 			w.batches++
+			if w.completed != nil {
+				w.completed.Add(int64(len(set.batch)))
+			}
+			set.batch = set.batch[:0]
+			return nil
+		}
+		finishAll := func() error {
+			for k := range sets {
+				if err := finish(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for k := 0; ; k = (k + 1) % len(sets) {
+			if err := finish(k); err != nil { // its buffers are reused now
+				return err
+			}
+			// Wait for frames; finish in-flight batches first rather than sit on their results.
+			var it item
+			var ok bool
+			select {
+			case it, ok = <-w.in:
+			default:
+				if err := finishAll(); err != nil {
+					return err
+				}
+				t := time.Now()
+				it, ok = <-w.in
+				w.idle += time.Since(t)
+			}
+			if !ok {
+				return finishAll()
+			}
+			set := &sets[k]
+			set.batch = append(set.batch, it)
+		fill:
+			for len(set.batch) < w.cfg.batch {
+				select {
+				case it, ok := <-w.in:
+					if !ok {
+						break fill
+					}
+					set.batch = append(set.batch, it)
+				default:
+					break fill
+				}
+			}
+			t := time.Now()
+			set.pending = true // its frames are released by finish, also after an error
+			for i, it := range set.batch {
+				if err := s.Wait(it.ready); err != nil {
+					return err
+				}
+				if _, err := pre.Run(s, it.f, set.buf.Ptr, i); err != nil {
+					return err
+				}
+			}
+			if eng != nil {
+				// Always the full batch shape: slots past len(batch) hold stale data whose
+				// results are ignored. A fixed shape keeps ORT from re-planning per size
+				// (and is what a captured CUDA graph replays).
+				if err := eng.Infer(s, k, w.cfg.batch); err != nil {
+					return err
+				}
+			}
+			if err := set.done.Record(s); err != nil {
+				return err
+			}
+			w.launch += time.Since(t)
 		}
 	})
 }

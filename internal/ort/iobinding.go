@@ -47,10 +47,18 @@ func (b *IoBinding) BindOutputToDevice(name string, m *MemoryInfo) error {
 	return check(C.vort_bind_output_to_device(b.p, cs, m.p), "BindOutputToDevice", name)
 }
 
-// Run runs the session on the bound values (RunWithBinding). It allocates nothing on the Go
-// heap.
-func (b *IoBinding) Run() error {
-	return check(C.vort_run_with_binding(b.s.p, b.p), "RunWithBinding", "")
+// Run runs the session on the bound values (RunWithBinding) with default run options: ONNX
+// Runtime waits for its execution providers' streams before returning. It allocates nothing on
+// the Go heap.
+func (b *IoBinding) Run() error { return b.RunWith(nil) }
+
+// RunWith is Run with run options o (nil: defaults).
+func (b *IoBinding) RunWith(o *RunOptions) error {
+	var op *C.OrtRunOptions
+	if o != nil {
+		op = o.p
+	}
+	return check(C.vort_run_with_binding(b.s.p, op, b.p), "RunWithBinding", "")
 }
 
 // SynchronizeInputs waits for the providers' pending input copies (SynchronizeBoundInputs).

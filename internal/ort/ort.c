@@ -174,7 +174,14 @@ OrtStatus* vort_bind_output(OrtIoBinding* b, const char* n, const OrtValue* v) {
 OrtStatus* vort_bind_output_to_device(OrtIoBinding* b, const char* n, const OrtMemoryInfo* m) {
 	return api->BindOutputToDevice(b, n, m);
 }
-OrtStatus* vort_run_with_binding(OrtSession* s, const OrtIoBinding* b) { return api->RunWithBinding(s, NULL, b); }
+OrtStatus* vort_run_with_binding(OrtSession* s, const OrtRunOptions* o, const OrtIoBinding* b) {
+	return api->RunWithBinding(s, o, b);
+}
+OrtStatus* vort_create_run_options(OrtRunOptions** out) { return api->CreateRunOptions(out); }
+OrtStatus* vort_add_run_config_entry(OrtRunOptions* o, const char* k, const char* v) {
+	return api->AddRunConfigEntry(o, k, v);
+}
+void vort_release_run_options(OrtRunOptions* o) { api->ReleaseRunOptions(o); }
 void vort_clear_bound_inputs(OrtIoBinding* b) { api->ClearBoundInputs(b); }
 void vort_clear_bound_outputs(OrtIoBinding* b) { api->ClearBoundOutputs(b); }
 OrtStatus* vort_sync_bound_inputs(OrtIoBinding* b) { return api->SynchronizeBoundInputs(b); }

@@ -306,6 +306,26 @@ func TestIoBinding(t *testing.T) {
 	if a := testing.AllocsPerRun(3, func() { b.Run() }); a != 0 {
 		t.Errorf("RunWithBinding: %v Go allocations", a)
 	}
+	ro, err := NewRunOptions(RunDisableSyncProviders, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Release()
+	clear(sc)
+	if err := b.RunWith(ro); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(float64(sc[0]+sc[1])-1) > 1e-4 {
+		t.Errorf("RunWith: scores row 0 = %v %v", sc[0], sc[1])
+	}
+	if a := testing.AllocsPerRun(3, func() { b.RunWith(ro) }); a != 0 {
+		t.Errorf("RunWith: %v Go allocations", a)
+	}
+	if err := ro.Set(RunGraphID, "x"); err != nil {
+		t.Errorf("Set: %v", err)
+	}
+	ro.Release()
+	ro.Release()
 	if err := b.BindInput("nope", &in.Value); err == nil || !strings.Contains(err.Error(), "BindInput nope") {
 		t.Errorf("binding an unknown input: %v", err)
 	}

@@ -14,4 +14,5 @@ go build -tags vinfer_static -o .build/bin/vinfer-bench ./cmd/vinfer-bench
 go test -c -tags vinfer_static -o .build/bin/cuda.test ./cuda
 go test -c -tags vinfer_static -o .build/bin/gpu.test ./preprocess/gpu
 go test -c -tags vinfer_static -o .build/bin/codec.test ./codec
+go test -c -tags vinfer_static -o .build/bin/infer.test ./infer
 ls -la .build/bin
