@@ -67,7 +67,7 @@ cd "$build"
   --enable-hwaccel=h264_nvdec,hevc_nvdec \
   --enable-parser=h264,hevc \
   --enable-demuxer=mov,mpegts,h264,hevc,matroska \
-  --enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,extract_extradata \
+  --enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,extract_extradata,null \
   --enable-protocol=file,pipe \
   --enable-swscale --enable-filter=scale,format,null,buffer,buffersink \
   --extra-cflags="-O2" >/dev/null
