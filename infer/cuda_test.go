@@ -207,9 +207,11 @@ func TestDeviceRunCUDA(t *testing.T) {
 		if worst > 0.1 {
 			t.Errorf("GPU output differs from the CPU by up to %v", worst)
 		}
-		// The same on the worker's own stream, queued without waiting: the copy after it on
-		// the stream sees the outputs.
+		// The same on the worker's own stream, queued without waiting and replayed as a CUDA
+		// graph (queued runs without a graph abort inside the ORT 1.29 CUDA EP plugin): the copy
+		// after it on the stream sees the outputs.
 		opts := StreamOptions(st)
+		opts["enable_cuda_graph"] = "1"
 		qs, err := Open(Config{Path: model, Provider: ProviderCUDA, ProviderOptions: opts})
 		if err != nil {
 			return err
@@ -220,6 +222,9 @@ func TestDeviceRunCUDA(t *testing.T) {
 			return err
 		}
 		defer qr.Release()
+		if err := qr.UseGraph(1); err != nil {
+			return err
+		}
 		if err := st.Fill32(outDev.Ptr, 0, len(want)); err != nil {
 			return err
 		}

@@ -23,6 +23,9 @@ type memoryResult struct {
 	FirstMB    float64   `json:"after_first_interval_mb"`
 	LastMB     float64   `json:"last_mb"`
 	MaxMB      float64   `json:"max_mb"`
+	// ByStreams is, per number of live streams, the device memory used (MB) the first and the
+	// last time that count was sampled: flat memory means equal pairs.
+	ByStreams map[int][2]float64 `json:"device_mb_first_last_by_streams"`
 }
 
 // benchMemory runs paced streams (decode + preprocess, + inference when compiled in) for
@@ -56,7 +59,7 @@ func benchMemory(cfg config) (*memoryResult, error) {
 			return nil, err
 		}
 	}
-	res := &memoryResult{Mode: "memory", MaxStreams: cfg.streams}
+	res := &memoryResult{Mode: "memory", MaxStreams: cfg.streams, ByStreams: map[int][2]float64{}}
 	type running struct {
 		cancel context.CancelFunc
 		done   chan error
@@ -98,7 +101,14 @@ func benchMemory(cfg config) (*memoryResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.UsedMB = append(res.UsedMB, float64(total-free)/(1<<20))
+		used := float64(total-free) / (1 << 20)
+		res.UsedMB = append(res.UsedMB, used)
+		fl, seen := res.ByStreams[len(live)]
+		if !seen {
+			fl[0] = used
+		}
+		fl[1] = used
+		res.ByStreams[len(live)] = fl
 		if len(res.UsedMB)%10 == 1 {
 			rss, _ := memstat.RSS()
 			res.RSSMB = append(res.RSSMB, float64(rss)/(1<<20))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ type item struct {
 	f       *frame.Frame
 	ready   *cuda.Event // recorded on the decoder's stream after the frame was mapped
 	arrival time.Time   // when its access unit was handed to the decoder
+	decoded time.Time   // when the decoder emitted it (after any B-frame reordering)
 }
 
 // engine runs inference for one GPU worker on its stream, on one of the worker's input sets
@@ -56,6 +58,7 @@ type pipelineResult struct {
 	IdleFrac   float64 `json:"worker_idle_fraction"`
 	LaunchMs   float64 `json:"worker_launch_ms_per_batch"`
 	Half       bool    `json:"half"`
+	Clip       string  `json:"clip"`
 	Frames     int64   `json:"frames"`
 	Seconds    float64 `json:"seconds"`
 	FPS        float64 `json:"fps"`
@@ -64,6 +67,8 @@ type pipelineResult struct {
 	P50ms      float64 `json:"latency_p50_ms"`
 	P99ms      float64 `json:"latency_p99_ms"`
 	MaxMs      float64 `json:"latency_max_ms"`
+	PipeP50ms  float64 `json:"after_decoder_p50_ms"`
+	PipeP99ms  float64 `json:"after_decoder_p99_ms"`
 	HtoDPerFrm float64 `json:"htod_copies_per_frame"`
 	DtoHPerFrm float64 `json:"dtoh_copies_per_frame"`
 	DtoHBytes  float64 `json:"dtoh_bytes_per_frame"`
@@ -145,7 +150,7 @@ func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 			return nil, fmt.Errorf("stream %d: %w", i, err)
 		}
 	}
-	res := &pipelineResult{Mode: "pre", Device: devs[0].String(), GPUs: len(devs), Streams: cfg.streams, Paced: cfg.paced,
+	res := &pipelineResult{Mode: "pre", Device: devs[0].String(), Clip: filepath.Base(cfg.clip), GPUs: len(devs), Streams: cfg.streams, Paced: cfg.paced,
 		Batch: cfg.batch, Workers: cfg.workers, Half: cfg.half, Seconds: el, Rebinds: st.Rebinds,
 		Depth: cfg.depth, Async: cfg.async && infer, Graph: *graph && infer, DecFrames: cfg.decFrames}
 	if infer {
@@ -154,7 +159,7 @@ func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 	if cfg.paced {
 		res.OfferedFPS = cfg.fps * float64(cfg.streams)
 	}
-	var lat []float64
+	var lat, plat []float64
 	var batches int64
 	for _, w := range ws {
 		if w.err != nil {
@@ -163,6 +168,7 @@ func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 		res.Frames += w.frames
 		batches += w.batches
 		lat = append(lat, w.lat...)
+		plat = append(plat, w.plat...)
 		res.IdleFrac += w.idle.Seconds() / el / float64(len(ws))
 		res.LaunchMs += float64(w.launch.Milliseconds())
 	}
@@ -175,6 +181,8 @@ func benchPipeline(cfg config, infer bool) (*pipelineResult, error) {
 	res.MeanBatch = float64(res.Frames) / float64(batches)
 	slices.Sort(lat)
 	res.P50ms, res.P99ms, res.MaxMs = pct(lat, 0.50), pct(lat, 0.99), lat[len(lat)-1]
+	slices.Sort(plat)
+	res.PipeP50ms, res.PipeP99ms = pct(plat, 0.50), pct(plat, 0.99)
 	n := float64(res.Frames)
 	res.HtoDPerFrm, res.DtoHPerFrm, res.DtoHBytes = float64(st.HtoD)/n, float64(st.DtoH)/n, float64(st.DtoHBytes)/n
 	res.Allocs = st.DeviceAllocs + st.PoolAllocs
@@ -232,7 +240,7 @@ func feedStream(ctx context.Context, cfg config, d *cuda.Device, c *clip, out ch
 			}
 			n := int64((f.PTS + frameDur/2) / frameDur)
 			select {
-			case out <- item{f: f, ready: ev, arrival: arrivals[n%64]}:
+			case out <- item{f: f, ready: ev, arrival: arrivals[n%64], decoded: time.Now()}:
 				return nil
 			case <-ctx.Done():
 				f.Release()
@@ -298,7 +306,8 @@ type worker struct {
 	infer bool
 
 	frames, batches int64
-	lat             []float64 // ms
+	lat             []float64 // ms, access unit to decoder -> result on the host
+	plat            []float64 // ms, frame out of the decoder -> result on the host
 	settle          time.Time // frames arriving before this are not in lat (decoder start-up)
 	idle, launch    time.Duration
 	completed       *atomic.Int64 // frames finished by every worker (nil: not counted)
@@ -384,6 +393,7 @@ func (w *worker) run(ctx context.Context, ready chan<- error) {
 			return err
 		}
 		w.lat = make([]float64, 0, 1<<20)
+		w.plat = make([]float64, 0, 1<<20)
 		// finish waits for set k's batch and releases its frames.
 		finish := func(k int) error {
 			set := &sets[k]
@@ -399,6 +409,7 @@ func (w *worker) run(ctx context.Context, ready chan<- error) {
 				it.f.Release()
 				if len(w.lat) < cap(w.lat) && !it.arrival.Before(w.settle) {
 					w.lat = append(w.lat, float64(now.Sub(it.arrival).Microseconds())/1000)
+					w.plat = append(w.plat, float64(now.Sub(it.decoded).Microseconds())/1000)
 				}
 			}
 			w.frames += int64(len(set.batch))

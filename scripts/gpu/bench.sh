@@ -41,10 +41,13 @@ fi
 has decode && { echo "== decode only"; for n in 16 32; do run 90 "$B" -mode decode -clip "$C" -streams $n $U; done; }
 has e2e && { echo "== end to end, unpaced (peak)"; for n in 16 32; do run 90 "$B" -mode e2e -model "$M" -clip "$C" -streams $n $U $E -timeout 80s; done; }
 if has paced; then
-  peak=$(grep '"mode":"e2e"' "$R" | $PY -c 'import sys,json; print(max(json.loads(l).get("steady_fps",0) for l in sys.stdin if not json.loads(l)["paced"]))' 2>/dev/null || echo 2000)
+  peak=${PEAK:-}
+  [ -n "$peak" ] || peak=$(grep '"mode":"e2e"' "$R" | $PY -c 'import sys,json; print(max(json.loads(l).get("steady_fps",0) for l in sys.stdin if not json.loads(l)["paced"]))' 2>/dev/null || echo 2000)
   n=$($PY -c "print(max(1, round(0.8*$peak/30)))")
-  echo "== end to end, paced: peak ${peak} fps -> $n streams at 30 fps (80%)"
-  run 120 "$B" -mode e2e -model "$M" -clip "$C" -streams $n -paced -duration 40s -settle 15s $E -timeout 110s
+  echo "== end to end, paced: peak ${peak} fps -> $n streams at 30 fps (80%), clip with and without B-frames"
+  for clip in "$G/gpu-testdata/clip1080p30-nob.h264" "$C"; do
+    run 120 "$B" -mode e2e -model "$M" -clip "$clip" -streams $n -paced -duration 25s -settle 8s $E -timeout 110s
+  done
 fi
 if has variants; then
   echo "== engine settings side by side (model only b8, then e2e 16 streams)"
@@ -56,7 +59,7 @@ if has variants; then
   done
 fi
 has pymodel && { echo "== model only, Python IO binding"; run 150 $PY scripts/gpu/model_bench.py "$M" 1 8 16 32; }
-has baseline && { echo "== Python baseline"; for n in ${BASELINE_STREAMS:-1 8 16}; do run 90 $PY scripts/gpu/baseline.py "$G/gpu-testdata/clip1080p30.mp4" "$M" $n 10; done; }
+has baseline && { echo "== Python baseline"; for n in ${BASELINE_STREAMS:-1 8 16}; do run 90 $PY scripts/gpu/baseline.py "$G/gpu-testdata/clip1080p30.mp4" "$M" $n 10 2>&1 | grep -v CleanUnusedInitializers; done; }
 has first && { echo "== first frame, 8 workers"; for v in cold warm; do run 60 "$B" -mode firstframe -variant $v -streams 8 -clip "$C"; done; }
 has memory && { echo "== memory, streams added and removed"; run $((${MEMORY_SECONDS:-600}+120)) "$B" -mode memory -model "$M" -clip "$C" -streams 16 -duration ${MEMORY_SECONDS:-600}s $E -timeout $((${MEMORY_SECONDS:-600}+100))s; }
 nvidia-smi --query-gpu=memory.used,utilization.gpu,utilization.decoder --format=csv,noheader
