@@ -210,6 +210,14 @@ func (r *DeviceRun) OutputBytes(i, n int) int {
 // With the session on the worker's stream (StreamOptions) the results are ordered before
 // later work on that stream.
 func (r *DeviceRun) Run(n int) error {
+	if err := r.bindBatch(n); err != nil {
+		return err
+	}
+	return r.bind.Run()
+}
+
+// bindBatch binds the input and output values for a batch of n.
+func (r *DeviceRun) bindBatch(n int) error {
 	if err := r.s.checkBatch(n); err != nil {
 		return err
 	}
@@ -221,7 +229,7 @@ func (r *DeviceRun) Run(n int) error {
 			return err
 		}
 	}
-	return r.bind.Run()
+	return nil
 }
 
 // Queue is Run without waiting: it returns once the run is queued on the session's stream
@@ -230,16 +238,8 @@ func (r *DeviceRun) Run(n int) error {
 // recorded on it, or its synchronization). Only for a session on the caller's stream
 // (StreamOptions).
 func (r *DeviceRun) Queue(n int) error {
-	if err := r.s.checkBatch(n); err != nil {
+	if err := r.bindBatch(n); err != nil {
 		return err
-	}
-	if err := r.bind.BindInput(r.s.inputs[0].Name, r.in[n]); err != nil {
-		return err
-	}
-	for i, v := range r.outs[n] {
-		if err := r.bind.BindOutput(r.s.outputs[i].Name, v); err != nil {
-			return err
-		}
 	}
 	return r.bind.RunWith(r.queue)
 }
