@@ -59,7 +59,8 @@ type Receiver struct {
 	everLock bool
 	lastSSRC uint32
 	lastFrom netip.AddrPort
-	aliveAt  time.Time // last access unit, or last Reset
+	aliveAt  time.Time          // last access unit, or last Reset
+	early    *rtcp.SenderReport // the last report received before any stream was selected
 }
 
 // Init checks the configuration.
@@ -132,6 +133,12 @@ func (r *Receiver) lock(ssrc uint32, from netip.AddrPort) {
 	r.locked, r.everLock = true, true
 	r.ssrc, r.from = ssrc, from
 	r.lastSSRC, r.lastFrom = ssrc, from
+	// Senders such as FFmpeg send their first report just before their first RTP packet.
+	if sr := r.early; sr != nil && sr.SSRC == ssrc && r.Wallclock != nil {
+		r.Wallclock.Update(sr.NTPTime, sr.RTPTime)
+		r.Stats.SenderReports.Add(1)
+	}
+	r.early = nil
 }
 
 // flush hands the packets that are ready at now to Handler.
@@ -152,8 +159,9 @@ func (r *Receiver) flush(now time.Time) {
 }
 
 // RTCP takes an RTCP compound packet: the sender reports of the selected SSRC go to Wallclock.
+// A report that arrives before any stream is selected is kept and applied when its SSRC is.
 func (r *Receiver) RTCP(b []byte) {
-	if r.Wallclock == nil || !r.locked {
+	if r.Wallclock == nil {
 		return
 	}
 	pkts, err := rtcp.Unmarshal(b)
@@ -162,7 +170,12 @@ func (r *Receiver) RTCP(b []byte) {
 		return
 	}
 	for _, p := range pkts {
-		if sr, ok := p.(*rtcp.SenderReport); ok && sr.SSRC == r.ssrc {
+		sr, ok := p.(*rtcp.SenderReport)
+		if ok && !r.locked && (r.SSRC == 0 || sr.SSRC == r.SSRC) {
+			r.early = sr
+			continue
+		}
+		if ok && r.locked && sr.SSRC == r.ssrc {
 			r.Wallclock.Update(sr.NTPTime, sr.RTPTime)
 			r.Stats.SenderReports.Add(1)
 		}
