@@ -7,9 +7,9 @@
 # driver's libcuda.so.1 / libnvcuvid.so.1 at run time (ffnvcodec dlopen), so the binary depends on
 # libc/libm/libpthread/libdl only. Build vinfer against it with:
 #
-#   PKG_CONFIG_PATH=$PWD/.build/ffmpeg-static/lib/pkgconfig \
-#     go build -tags vinfer_static -ldflags '-extldflags=-static-libgcc' -o bin/vinfer-gpu ./cmd/vinfer
+#   PKG_CONFIG=$PWD/scripts/pkg-config-static go build -tags vinfer_static -o .build/bin/vinfer ./cmd/vinfer
 #
+# (scripts/gpu/build-run.sh and scripts/gpu/build.sh do this for vinfer, vinfer-bench and the GPU tests)
 # (the vinfer_static tag makes cgo link with `pkg-config --static`, see codec/static.go).
 # Needs: dpkg-dev, a deb-src entry (added here as /etc/apt/sources.list.d/vinfer-deb-src.sources
 # when running as root), libffmpeg-nvenc-dev (nv-codec headers), nasm. About 2-4 minutes on 2 cores.
