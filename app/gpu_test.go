@@ -133,21 +133,28 @@ func gpuModels(dyn string) []config.Model {
 	}
 }
 
+// newGPUApp skips without a GPU, else returns the 1080p clip and an app with the CPU and GPU
+// models recording results into rec, and its log, printed when the test fails.
+func newGPUApp(t *testing.T) (clip string, a *app.App, rec *results, logs *testutil.LogBuffer) {
+	needGPU(t)
+	clip, dyn := gpuTestdata(t)
+	rec = &results{}
+	a, logs = newApp(t, gpuModels(dyn), rec)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+	return clip, a, rec, logs
+}
+
 // TestGPUStreamMatchesCPU runs the 1080p clip through `vinfer run`'s GPU path (NVDEC, fused
 // preprocessing, ONNX Runtime CUDA on device memory) and through the CPU path in the same app,
 // and compares every frame's detections: same boxes (IoU ≥ 0.9) and scores within 0.02 (the
 // GPU's convolutions use TF32). The GPU run copies nothing to the device and only the output
 // to the host (once per batch), allocates no device memory, and leaks no frame.
 func TestGPUStreamMatchesCPU(t *testing.T) {
-	needGPU(t)
-	clip, dyn := gpuTestdata(t)
-	rec := &results{}
-	a, logs := newApp(t, gpuModels(dyn), rec)
-	defer func() {
-		if t.Failed() {
-			t.Log(logs.String())
-		}
-	}()
+	clip, a, rec, logs := newGPUApp(t)
 	for _, s := range []config.Stream{
 		{ID: "gpu", Source: clip, Model: "gpu", Decoder: "nvdec"},
 		{ID: "gpu2", Source: clip, Model: "gpu", Decoder: "nvdec"},
@@ -245,15 +252,7 @@ func abs(v float32) float32 {
 // losing a frame, the old version's GPU memory is freed, and streams removed and added again
 // reuse the device without leaking frames.
 func TestGPUReloadAndRestream(t *testing.T) {
-	needGPU(t)
-	clip, dyn := gpuTestdata(t)
-	rec := &results{}
-	a, logs := newApp(t, gpuModels(dyn), rec)
-	defer func() {
-		if t.Failed() {
-			t.Log(logs.String())
-		}
-	}()
+	clip, a, _, logs := newGPUApp(t)
 	add := func(id string) {
 		if err := a.AddStream(config.Stream{ID: id, Source: clip, Model: "gpu", Decoder: "nvdec", Loop: true}); err != nil {
 			a.Stop()

@@ -32,16 +32,5 @@ func (s *stream) queueFrame(ctx context.Context, it item, f *frame.Frame) error 
 	f.Retain()
 	it.frame = f
 	it.queued = it.decoded
-	s.inflight.Add(1)
-	dropped, wasDropped, ok := s.q.push(ctx, it, s.cfg.Policy)
-	if !ok {
-		s.recycle(it)
-		s.stats.Dropped[DropShutdown].Add(1)
-		return ctx.Err()
-	}
-	if wasDropped {
-		s.recycle(dropped)
-		s.stats.Dropped[DropQueueFull].Add(1)
-	}
-	return nil
+	return s.enqueue(ctx, it)
 }

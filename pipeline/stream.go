@@ -199,20 +199,25 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 			f.Retain() // cascades crop it after the primary inference
 			it.frame = f
 		}
-		s.inflight.Add(1)
-		dropped, wasDropped, ok := s.q.push(ctx, it, s.cfg.Policy)
-		if !ok {
-			it.slot = slot
-			s.recycle(it)
-			s.stats.Dropped[DropShutdown].Add(1)
-			return ctx.Err()
-		}
-		if wasDropped {
-			s.recycle(dropped)
-			s.stats.Dropped[DropQueueFull].Add(1)
-		}
-		return nil
+		return s.enqueue(ctx, it)
 	}
+}
+
+// enqueue puts it, now in flight, on the stream's queue. A frame it displaces (live streams) is
+// recycled and counted as queue_full; at shutdown it is recycled itself and counted.
+func (s *stream) enqueue(ctx context.Context, it item) error {
+	s.inflight.Add(1)
+	dropped, wasDropped, ok := s.q.push(ctx, it, s.cfg.Policy)
+	if !ok {
+		s.recycle(it)
+		s.stats.Dropped[DropShutdown].Add(1)
+		return ctx.Err()
+	}
+	if wasDropped {
+		s.recycle(dropped)
+		s.stats.Dropped[DropQueueFull].Add(1)
+	}
+	return nil
 }
 
 // takeSlot returns a free input slot. Files wait for one; live streams reclaim the slot of their
