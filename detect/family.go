@@ -39,6 +39,21 @@ func ParseFamily(s string) (Family, error) {
 	return "", fmt.Errorf("detect: unknown model family %q: use one of %s", s, familyList())
 }
 
+// UnmarshalText implements encoding.TextUnmarshaler with ParseFamily; an empty word leaves the
+// family unset (auto-detected from the model's outputs).
+func (f *Family) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*f = ""
+		return nil
+	}
+	v, err := ParseFamily(string(b))
+	if err != nil {
+		return err
+	}
+	*f = v
+	return nil
+}
+
 func familyList() string {
 	s := make([]string, len(Families))
 	for i, f := range Families {

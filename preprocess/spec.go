@@ -3,6 +3,8 @@ package preprocess
 import (
 	"fmt"
 	"math"
+
+	"github.com/vinfer/vinfer/internal/enum"
 )
 
 // ColorOrder is the channel order a model expects.
@@ -86,16 +88,52 @@ func (s Spec) Validate() error {
 	return nil
 }
 
-func (c ColorOrder) String() string { return enumName(uint8(c), "bgr", "rgb") }
-func (m ResizeMode) String() string { return enumName(uint8(m), "letterbox", "stretch") }
-func (a Align) String() string      { return enumName(uint8(a), "top-left", "center") }
-func (i Interp) String() string     { return enumName(uint8(i), "bilinear", "area") }
+var (
+	colorNames  = []string{"bgr", "rgb"}
+	resizeNames = []string{"letterbox", "stretch"}
+	alignNames  = []string{"top-left", "center"}
+	interpNames = []string{"bilinear", "area"}
+)
 
-func enumName(v uint8, names ...string) string {
-	if int(v) < len(names) {
-		return names[v]
-	}
-	return fmt.Sprintf("invalid(%d)", v)
+func (c ColorOrder) String() string { return enum.Name(c, colorNames) }
+func (m ResizeMode) String() string { return enum.Name(m, resizeNames) }
+func (a Align) String() string      { return enum.Name(a, alignNames) }
+func (i Interp) String() string     { return enum.Name(i, interpNames) }
+
+// MarshalText implements encoding.TextMarshaler: bgr or rgb.
+func (c ColorOrder) MarshalText() ([]byte, error) { return enum.Text("color", c, colorNames) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *ColorOrder) UnmarshalText(b []byte) (err error) {
+	*c, err = enum.Parse[ColorOrder]("color", colorNames, b)
+	return err
+}
+
+// MarshalText implements encoding.TextMarshaler: letterbox or stretch.
+func (m ResizeMode) MarshalText() ([]byte, error) { return enum.Text("resize", m, resizeNames) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (m *ResizeMode) UnmarshalText(b []byte) (err error) {
+	*m, err = enum.Parse[ResizeMode]("resize", resizeNames, b)
+	return err
+}
+
+// MarshalText implements encoding.TextMarshaler: top-left or center.
+func (a Align) MarshalText() ([]byte, error) { return enum.Text("align", a, alignNames) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *Align) UnmarshalText(b []byte) (err error) {
+	*a, err = enum.Parse[Align]("align", alignNames, b)
+	return err
+}
+
+// MarshalText implements encoding.TextMarshaler: bilinear or area.
+func (i Interp) MarshalText() ([]byte, error) { return enum.Text("interp", i, interpNames) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (i *Interp) UnmarshalText(b []byte) (err error) {
+	*i, err = enum.Parse[Interp]("interp", interpNames, b)
+	return err
 }
 
 // Transform maps model-input coordinates back to source-frame pixels:
