@@ -8,12 +8,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/defs"
+	"github.com/vinfer/vinfer/internal/redact"
 )
 
 // healthz answers GET /healthz: 200 while the process serves requests.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok",
-		"uptime_seconds": round2(time.Since(s.App.Started).Seconds())})
+		"uptime_seconds": round2(time.Since(s.App.Started()).Seconds())})
 }
 
 // readyz answers GET /readyz: 200 when every model that is preloaded or used by a stream is
@@ -23,26 +26,24 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	var waiting, failed []string
 	needed := map[string]bool{}
-	for _, n := range s.App.Registry.Names() {
-		if d, _ := s.App.Registry.Declaration(n); d.Preload {
-			needed[n] = true
+	models := s.App.Models()
+	for _, m := range models {
+		if m.Decl.Preload {
+			needed[m.Decl.Name] = true
 		}
 	}
-	for _, st := range s.App.Pipeline.Streams() {
-		needed[st.Model] = true
-		switch {
-		case st.Err != nil:
-			failed = append(failed, fmt.Sprintf("stream %s: %s", st.ID, scrubMessage(st.Err.Error(), s.rawSource(st.ID))))
-		case !st.Ended && st.Stats.AccessUnits.Load() == 0:
-			waiting = append(waiting, fmt.Sprintf("stream %s: source not started (no access unit yet)", st.ID))
+	for _, st := range s.App.Streams() {
+		needed[st.Decl.Model] = true
+		switch st.State() {
+		case defs.StateFailed:
+			failed = append(failed, fmt.Sprintf("stream %s: %s", st.Decl.ID, redact.Message(st.Err.Error(), st.Decl.Source)))
+		case defs.StateStarting:
+			waiting = append(waiting, fmt.Sprintf("stream %s: source not started (no access unit yet)", st.Decl.ID))
 		}
 	}
-	for _, n := range s.App.Registry.Names() {
-		if !needed[n] {
-			continue
-		}
-		if e := s.App.Registry.Loaded(n); e == nil || e.Current() == nil {
-			waiting = append([]string{fmt.Sprintf("model %s: not loaded", n)}, waiting...)
+	for _, m := range models {
+		if needed[m.Decl.Name] && !m.Loaded {
+			waiting = append([]string{fmt.Sprintf("model %s: not loaded", m.Decl.Name)}, waiting...)
 		}
 	}
 	body := map[string]any{"ready": len(waiting) == 0}
@@ -85,18 +86,20 @@ func publishExpvar(s *Server) {
 				return nil
 			}
 			streams := map[string]any{}
-			for _, st := range srv.App.Pipeline.Streams() {
-				streams[st.ID] = map[string]int64{
-					"access_units": st.Stats.AccessUnits.Load(), "decoded": st.Stats.Decoded.Load(),
-					"inferred": st.Stats.Inferred.Load(), "dropped": st.Stats.DroppedTotal(),
-					"detections": st.Stats.Detections.Load(), "queue": int64(st.Queue),
+			for _, st := range srv.App.Streams() {
+				c := &st.Counters
+				streams[st.Decl.ID] = map[string]int64{
+					"access_units": c.AccessUnits, "decoded": c.Decoded, "inferred": c.Inferred,
+					"dropped": c.DroppedTotal(), "detections": c.Detections, "queue": int64(st.Queue),
 				}
 			}
 			models := map[string]any{}
-			for n, b := range srv.App.Pipeline.ModelStats() {
-				models[n] = map[string]int64{"batches": b[0], "frames": b[1]}
+			for _, m := range srv.App.Models() {
+				if m.Loaded {
+					models[m.Decl.Name] = map[string]int64{"batches": m.Batches, "frames": m.BatchFrames}
+				}
 			}
-			return map[string]any{"uptime_seconds": time.Since(srv.App.Started).Seconds(),
+			return map[string]any{"uptime_seconds": time.Since(srv.App.Started()).Seconds(),
 				"streams": streams, "models": models}
 		}))
 	})

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -49,8 +48,8 @@ func start(t testing.TB, token string) *env {
 	prev := slog.Default()
 	slog.SetDefault(log)
 	mx := metrics.New()
-	a := app.New(context.Background(), &config.Config{Models: []config.Model{m}}, app.Options{
-		Log: log, KeepLatest: true, OnBatch: mx.OnBatch, OnResult: mx.OnResult})
+	a := mustApp(t, &config.Config{Models: []config.Model{m}}, app.Options{
+		Log: log, KeepLatest: true, Observer: mx})
 	if err := a.Registry.Preload(false); err != nil {
 		a.Stop()
 		t.Fatal(err)

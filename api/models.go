@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/defs"
 )
 
 // ModelView is a declared model as the API reports it.
@@ -40,47 +42,34 @@ type size struct {
 	Height int `json:"height"`
 }
 
-func (s *Server) modelView(name string) (ModelView, bool) {
-	d, ok := s.App.Registry.Declaration(name)
-	if !ok {
-		return ModelView{}, false
+func (s *Server) modelView(mi defs.ModelInfo) ModelView {
+	d := &mi.Decl
+	v := ModelView{Name: d.Name, Path: d.Path, Provider: d.Provider.String(), Preload: d.Preload, Streams: []string{},
+		Loads: mi.Loads, LastError: mi.LastError, Batches: mi.Batches, Frames: mi.BatchFrames}
+	if mi.Loaded {
+		v.Loaded = true
+		v.Family = mi.Family
+		v.Input = &size{mi.InputW, mi.InputH}
+		v.MaxBatch = mi.MaxBatch
+		v.Classes = len(mi.Labels)
+		v.LoadSeconds = round2(mi.LoadTime.Seconds()*1000) / 1000
 	}
-	v := ModelView{Name: name, Path: d.Path, Provider: d.Provider, Preload: d.Preload, Streams: []string{}}
-	if v.Provider == "" {
-		v.Provider = "cpu"
-	}
-	if e := s.App.Registry.Loaded(name); e != nil {
-		v.Loads, v.LastError = e.Loads(), e.LastError()
-		if m := e.Current(); m != nil {
-			v.Loaded = true
-			v.Family = string(m.Family)
-			v.Input = &size{m.Pre.Width, m.Pre.Height}
-			v.MaxBatch = m.MaxBatch()
-			v.Classes = len(m.Labels())
-			v.LoadSeconds = round2(m.LoadTime.Seconds()*1000) / 1000
+	for _, st := range s.App.Streams() {
+		if st.Decl.Model == d.Name {
+			v.Streams = append(v.Streams, st.Decl.ID)
 		}
 	}
-	for _, st := range s.App.Pipeline.Streams() {
-		if st.Model == name {
-			v.Streams = append(v.Streams, st.ID)
-		}
-	}
-	if b, ok := s.App.Pipeline.ModelStats()[name]; ok {
-		v.Batches, v.Frames = b[0], b[1]
-	}
-	if r, ok := s.Metrics.Rates().Models(s.App)[name]; ok {
+	if r, ok := s.Metrics.Rates().Models()[d.Name]; ok {
 		v.FPS, v.Efficiency, v.Bottleneck = round2(r.AchievedFPS), round2(r.Efficiency), r.Bottleneck
 	}
-	return v, true
+	return v
 }
 
 // listModels answers GET /api/models: {"models": [ModelView...]} sorted by name.
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	out := []ModelView{}
-	for _, n := range s.App.Registry.Names() {
-		if v, ok := s.modelView(n); ok {
-			out = append(out, v)
-		}
+	for _, mi := range s.App.Models() {
+		out = append(out, s.modelView(mi))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"models": out})
 }
@@ -88,12 +77,12 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 // getModel answers GET /api/models/{name}.
 func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	v, ok := s.modelView(name)
+	mi, ok := s.App.Model(name)
 	if !ok {
 		writeError(w, http.StatusNotFound, "no model %q is declared: GET /api/models lists them", name)
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, s.modelView(mi))
 }
 
 // reloadModel answers POST /api/models/{name}/reload: it loads the model's file again, warms it
@@ -101,17 +90,12 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 // 404 for an undeclared model; 500 when loading failed, the previous version still serving.
 func (s *Server) reloadModel(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if _, ok := s.App.Registry.Declaration(name); !ok {
+	if _, ok := s.App.Model(name); !ok {
 		writeError(w, http.StatusNotFound, "no model %q is declared: GET /api/models lists them", name)
 		return
 	}
 	t0 := time.Now()
-	var err error
-	if e := s.App.Registry.Loaded(name); e != nil {
-		err = e.Reload()
-	} else {
-		_, err = s.App.Registry.Get(name)
-	}
+	err := s.App.ReloadModel(name)
 	s.Metrics.ObserveReload(name, err)
 	if err != nil {
 		s.Log.Error("api: model reload failed", "model", name, "err", err)
@@ -119,6 +103,6 @@ func (s *Server) reloadModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.Log.Info("api: model reloaded", "model", name, "duration", time.Since(t0).Round(time.Millisecond))
-	v, _ := s.modelView(name)
-	writeJSON(w, http.StatusOK, v)
+	mi, _ := s.App.Model(name)
+	writeJSON(w, http.StatusOK, s.modelView(mi))
 }

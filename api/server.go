@@ -9,7 +9,7 @@
 //	GET    /readyz                           200 when models are loaded and sources started, else 503 with reasons
 //	GET    /api                              this route list
 //	GET    /api/streams                      streams with counters and rates
-//	POST   /api/streams                      add a stream: {"id","source","model","loop","interval","max_fps","drop","transport"}
+//	POST   /api/streams                      add a stream: a config.Stream, {"id","source","model",...} as in the config file
 //	GET    /api/streams/{id}                 one stream
 //	DELETE /api/streams/{id}                 stop and remove a stream
 //	GET    /api/streams/{id}/snapshot.jpg    latest frame, boxes and labels drawn (?boxes=0, ?width=N, ?quality=Q, ?wait=0)
@@ -41,7 +41,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/metrics"
 )
 
@@ -52,12 +52,25 @@ const DefaultAddr = "127.0.0.1:8080"
 // maxBody bounds request bodies (a stream declaration is a few hundred bytes).
 const maxBody = 64 << 10
 
-// Server is the HTTP API of a running app. Set the fields, then Start; Close stops it.
+// Core is what the API drives and shows: the small interfaces of package defs, which the app
+// satisfies.
+type Core interface {
+	defs.Streams
+	defs.StreamControl
+	defs.Models
+	defs.GPUs
+	defs.Frames
+	defs.Results
+	// Started is when the system started.
+	Started() time.Time
+}
+
+// Server is the HTTP API of a running system. Set the fields, then Start; Close stops it.
 type Server struct {
 	// App is the running vinfer the API drives (required).
-	App *app.App
-	// Metrics is served on /metrics and counts requests and events. Create it before app.New
-	// and pass its hooks in app.Options for the per-frame histograms; nil: a set without them.
+	App Core
+	// Metrics is served on /metrics and counts requests and events. Give it to the pipeline as
+	// its Observer for the per-frame histograms; nil: a set without them.
 	Metrics *metrics.Metrics
 	// Addr is the TCP listen address (DefaultAddr when empty; port 0 picks a free port).
 	Addr string
@@ -82,9 +95,6 @@ type Server struct {
 func (s *Server) Start() error {
 	if s.App == nil {
 		return errors.New("api: no app to serve")
-	}
-	if s.Log == nil {
-		s.Log = s.App.Log
 	}
 	if s.Log == nil {
 		s.Log = slog.Default()

@@ -43,7 +43,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		wait = 0
 	}
 
-	f := s.App.Pipeline.LatestFrame(id)
+	f := s.App.LatestFrame(id)
 	if f == nil {
 		writeError(w, http.StatusServiceUnavailable, "stream %q has no decoded frame yet (it may still be connecting, or the server runs without keeping frames): retry shortly", id)
 		return

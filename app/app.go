@@ -1,22 +1,27 @@
 // Package app assembles a running vinfer from a configuration: the model registry, the
-// pipeline, sources and decoders per stream, and the sinks. cmd/vinfer and the HTTP API drive it.
+// pipeline, a source and decoder per stream, and the sinks. It satisfies the small interfaces
+// of package defs, through which cmd/vinfer, the HTTP API and the metrics drive and watch it.
 package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"sync"
+	"os"
 	"time"
 
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/gpurun"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/model"
 	"github.com/vinfer/vinfer/pipeline"
 	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/source"
 )
 
 // App is a configured vinfer instance.
@@ -25,142 +30,97 @@ type App struct {
 	Registry *model.Registry
 	Pipeline *pipeline.Pipeline
 	// GPUs are the devices of the streams with decoder: nvdec (none are opened otherwise).
-	GPUs    *gpurun.Devices
+	Devices *gpurun.Devices
 	Log     *slog.Logger
-	Started time.Time
 
-	mu      sync.Mutex
-	streams map[string]config.Stream
+	started time.Time
+	sinks   []sink.Sink // opened from the configuration, closed by Stop
 	fanout  *Fanout
+	gpuMem  gpuMemory
 }
+
+var (
+	_ defs.Streams       = (*App)(nil)
+	_ defs.StreamControl = (*App)(nil)
+	_ defs.Models        = (*App)(nil)
+	_ defs.GPUs          = (*App)(nil)
+	_ defs.Frames        = (*App)(nil)
+	_ defs.Results       = (*App)(nil)
+)
 
 // Options tune New.
 type Options struct {
-	// Sinks receive every result (in addition to the fan-out subscribers).
+	// Sinks receive every result, besides those of the configuration's output section and the
+	// live subscribers.
 	Sinks []sink.Sink
+	// Stdout is where a sink writing to "-" writes (default os.Stdout).
+	Stdout io.Writer
 	// Log receives events (default slog.Default()).
 	Log *slog.Logger
 	// KeepLatest retains each stream's latest frame for snapshots (the web view).
 	KeepLatest bool
-	// WatchModels reloads a model when its file changes (polled every second).
+	// WatchModels reloads a model when its file changes (checked every second).
 	WatchModels bool
-	// OnBatch and OnResult observe batches and results (metrics).
-	OnBatch  func(model string, size int)
-	OnResult func(r *sink.Result)
+	// Observer sees every batch and result (metrics).
+	Observer pipeline.Observer
 }
 
-// New builds the registry and pipeline and starts the pipeline (no streams yet).
-func New(ctx context.Context, cfg *config.Config, o Options) *App {
+// New opens the configuration's sinks, builds the registry and pipeline and starts the pipeline
+// (no streams yet). Stop releases everything.
+func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	a := &App{Config: cfg, Log: o.Log, Started: time.Now(), streams: map[string]config.Stream{}, fanout: newFanout(),
-		GPUs: &gpurun.Devices{}}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	a := &App{Config: cfg, Log: o.Log, started: time.Now(), fanout: newFanout(), Devices: &gpurun.Devices{}}
+	env := sink.Env{Dir: cfg.Dir, Stdout: o.Stdout, Log: o.Log}
+	for _, decl := range sinkDecls(cfg.Output) {
+		s, err := sink.Open(decl, env)
+		if err != nil {
+			a.closeSinks()
+			return nil, fmt.Errorf("output: %w", err)
+		}
+		a.sinks = append(a.sinks, s)
+	}
 	a.Registry = model.NewRegistry(cfg.Models)
 	a.Registry.Logf = func(f string, args ...any) { a.Log.Info(fmt.Sprintf(f, args...)) }
-	a.Pipeline = pipeline.New(pipeline.Options{
-		Engine: func(name string) (pipeline.Engine, error) {
-			e, err := a.Registry.Get(name)
-			if err != nil {
-				return nil, err
-			}
-			return engine{e}, nil
-		},
-		DeviceEngine: func(name string, device int) (pipeline.Engine, error) {
-			e, err := a.Registry.GetDevice(name, device)
-			if err != nil {
-				return nil, err
-			}
-			return engine{e}, nil
-		},
-		MaxDelay: func(name string) time.Duration {
-			d, _ := a.Registry.Declaration(name)
-			if d.MaxDelay == 0 {
-				return 2 * time.Millisecond
-			}
-			return time.Duration(d.MaxDelay)
-		},
-		Cascades:   a.cascades,
-		Sinks:      append(o.Sinks, a.fanout),
-		KeepLatest: o.KeepLatest,
-		Logf:       func(f string, args ...any) { a.Log.Warn(fmt.Sprintf(f, args...)) },
-		Debugf:     func(f string, args ...any) { a.Log.Debug(fmt.Sprintf(f, args...)) },
-		OnBatch:    o.OnBatch,
-		OnResult:   o.OnResult,
-	})
+	sinks := append(append(append([]sink.Sink{}, o.Sinks...), a.sinks...), a.fanout)
+	a.Pipeline = pipeline.New(pipeline.Options{Models: models{a}, Sinks: sinks, Observer: o.Observer,
+		KeepLatest: o.KeepLatest, Log: a.Log})
 	a.Pipeline.Start(ctx)
 	if o.WatchModels {
 		a.Registry.Watch(ctx, time.Second)
 	}
-	return a
+	a.gpuMem.open(cfg, a.Log)
+	return a, nil
 }
 
-// cascades resolves a model's cascade declarations, parent class names to ids.
-func (a *App) cascades(name string) []pipeline.Cascade {
-	d, _ := a.Registry.Declaration(name)
-	if len(d.Cascade) == 0 {
-		return nil
+// sinkDecls returns the output section's sinks: output.jsonl (unless empty or "none") then
+// output.sinks.
+func sinkDecls(o config.Output) []config.Sink {
+	var out []config.Sink
+	if o.JSONL != "" && o.JSONL != "none" {
+		out = append(out, config.NewSink("jsonl", map[string]any{"path": o.JSONL}))
 	}
-	var labels []string
-	if e := a.Registry.Loaded(name); e != nil && e.Current() != nil {
-		labels = e.Current().Post.Labels
-	}
-	var out []pipeline.Cascade
-	for _, c := range d.Cascade {
-		pc := pipeline.Cascade{Model: c.Model, MinScore: c.MinScore, MaxCrops: c.MaxCrops}
-		for _, want := range c.Classes {
-			for id, l := range labels {
-				if l == want {
-					pc.Classes = append(pc.Classes, id)
-				}
-			}
-		}
-		if len(c.Classes) > 0 && len(pc.Classes) == 0 {
-			a.Log.Warn(fmt.Sprintf("model %s: cascade to %s: none of the classes %v is a label of %s; cascade disabled", name, c.Model, c.Classes, name))
-			continue
-		}
-		out = append(out, pc)
-	}
-	return out
+	return append(out, o.Sinks...)
 }
 
-// engine adapts a registry entry to pipeline.Engine.
-type engine struct{ e *model.Entry }
+// Started is when the app was created.
+func (a *App) Started() time.Time { return a.started }
 
-func (e engine) Name() string { return e.e.Name() }
-
-// Acquire returns the current version; a GPU version is a pipeline.FrameRunner.
-func (e engine) Acquire() pipeline.Runner {
-	v := e.e.Acquire()
-	if v == nil {
-		return nil
-	}
-	if d, ok := v.OnDevice(); ok {
-		return d
-	}
-	return v
-}
-
-// AddStream opens a stream's source and starts it. Errors say what to fix; other streams are
-// not affected.
+// AddStream checks a stream against the declared models, opens its source and starts it.
+// Errors say what to fix; other streams are not affected.
 func (a *App) AddStream(s config.Stream) error {
-	if err := s.Validate("stream " + s.ID); err != nil {
-		return err
+	if err := a.Config.CheckStream(&s); err != nil {
+		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
-	if s.ID == "" || s.Source == "" {
-		return errors.New("stream: id and source are required")
-	}
-	if _, ok := a.Registry.Declaration(s.Model); !ok {
-		return fmt.Errorf("stream %s: model %q is not declared (have %v)", s.ID, s.Model, a.Registry.Names())
-	}
-	a.mu.Lock()
-	_, dup := a.streams[s.ID]
-	a.mu.Unlock()
-	if dup {
+	if _, ok := a.Pipeline.Stream(s.ID); ok {
 		return fmt.Errorf("stream %s already exists", s.ID)
 	}
 	id := s.ID
-	sc := pipeline.StreamConfig{ID: id, Model: s.Model, Interval: s.Interval, MaxFPS: s.MaxFPS,
+	sc := pipeline.StreamConfig{Stream: s, Device: -1,
 		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
 			d := &codec.Decoder{Codec: c, Name: "stream " + id}
 			if err := d.Init(); err != nil {
@@ -170,47 +130,35 @@ func (a *App) AddStream(s config.Stream) error {
 		},
 	}
 	if s.OnGPU() {
-		if err := a.gpuStream(s, &sc); err != nil {
+		if err := a.gpuStream(&sc); err != nil {
 			return err
 		}
 	}
-	src, err := OpenSource(s)
+	src, err := source.Open(&s)
 	if err != nil {
 		return err
 	}
 	sc.Source = src
-	sc.Policy = pipeline.Block
-	if s.Drop == "oldest" || (s.Drop == "" && src.Live()) {
-		sc.Policy = pipeline.DropOldest
-	}
-	err = a.Pipeline.AddStream(sc)
-	if err != nil {
+	if err := a.Pipeline.AddStream(sc); err != nil {
 		src.Close()
 		return err
 	}
-	a.mu.Lock()
-	a.streams[s.ID] = s
-	a.mu.Unlock()
 	return nil
 }
 
-// gpuStream sets up a decoder: nvdec stream: checks its model, picks its GPU (opening the
-// device, its context retained once, before anything of the stream runs) and makes its
-// frames NVDEC's, in device memory, for the model's runner on that GPU.
-func (a *App) gpuStream(s config.Stream, sc *pipeline.StreamConfig) error {
-	decl, _ := a.Registry.Declaration(s.Model)
-	if err := config.CheckGPUModel("stream", &s, &decl); err != nil {
-		return err
-	}
+// gpuStream sets up a decoder: nvdec stream: picks its GPU (opening the device, its context
+// retained once, before anything of the stream runs) and makes its frames NVDEC's, in device
+// memory, for the model's runner on that GPU.
+func (a *App) gpuStream(sc *pipeline.StreamConfig) error {
 	want := -1
-	if s.GPU != nil {
-		want = *s.GPU
+	if sc.GPU != nil {
+		want = *sc.GPU
 	}
-	dev, err := a.GPUs.Pick(want)
+	dev, err := a.Devices.Pick(want)
 	if err != nil {
-		return fmt.Errorf("stream %s: decoder nvdec: %w (use decoder: cpu on this machine)", s.ID, err)
+		return fmt.Errorf("stream %s: decoder nvdec: %w (use decoder: cpu on this machine)", sc.ID, err)
 	}
-	sc.DeviceFrames, sc.Device = true, dev.Ordinal()
+	sc.Device = dev.Ordinal()
 	sc.NewDecoder = func(c media.Codec) (pipeline.VideoDecoder, error) {
 		d := &gpurun.Decoder{Device: dev, Codec: c}
 		if err := d.Init(); err != nil {
@@ -222,34 +170,51 @@ func (a *App) gpuStream(s config.Stream, sc *pipeline.StreamConfig) error {
 }
 
 // RemoveStream stops and releases a stream.
-func (a *App) RemoveStream(id string) error {
-	if err := a.Pipeline.RemoveStream(id); err != nil {
-		return err
-	}
-	a.mu.Lock()
-	delete(a.streams, id)
-	a.mu.Unlock()
-	return nil
-}
+func (a *App) RemoveStream(id string) error { return a.Pipeline.RemoveStream(id) }
 
-// StreamConfig returns a stream's declaration.
-func (a *App) StreamConfig(id string) (config.Stream, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s, ok := a.streams[id]
-	return s, ok
+// Wait blocks until every stream added so far has ended (files at their end) and its results
+// went out, or ctx ends.
+func (a *App) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { a.Pipeline.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Subscribe returns a channel of encoded results (JSON objects) for live consumers (SSE,
 // WebSocket); slow subscribers lose messages (counted) rather than slowing the pipeline.
 func (a *App) Subscribe(stream string) (<-chan []byte, func()) { return a.fanout.subscribe(stream) }
 
-// Stop stops every stream, drains the pipeline and frees the models.
+// LatestFrame returns a stream's most recent decoded frame (Options.KeepLatest) with a
+// reference the caller must Release, or nil.
+func (a *App) LatestFrame(id string) *frame.Frame { return a.Pipeline.LatestFrame(id) }
+
+// Stop stops every stream, drains the pipeline, closes the sinks and frees the models. It
+// returns the first sink error.
 func (a *App) Stop() error {
 	err := a.Pipeline.Stop()
+	if cerr := a.closeSinks(); err == nil {
+		err = cerr
+	}
 	a.Registry.Close()
-	if gerr := a.GPUs.Close(); err == nil {
+	a.gpuMem.close()
+	if gerr := a.Devices.Close(); err == nil {
 		err = gerr
 	}
 	return err
+}
+
+func (a *App) closeSinks() error {
+	var errs []error
+	for _, s := range a.sinks {
+		if c, ok := s.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	a.sinks = nil
+	return errors.Join(errs...)
 }

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -52,7 +51,7 @@ func newApp(t *testing.T, models []config.Model, sinks ...sink.Sink) (*app.App, 
 	frame.SetDebug(true)
 	t.Cleanup(func() { frame.SetDebug(false) })
 	logs := &testutil.LogBuffer{}
-	a := app.New(context.Background(), &config.Config{Models: models}, app.Options{Sinks: sinks,
+	a := mustApp(t, &config.Config{Models: models}, app.Options{Sinks: sinks,
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	return a, logs
 }
@@ -67,16 +66,16 @@ func TestNVDECWithoutGPU(t *testing.T) {
 	yolox := testutil.Asset(t, "models/yolox_nano_416.onnx")
 	video := testutil.Asset(t, "videos/car-detection.mp4")
 	rec := &results{}
-	a, logs := newApp(t, []config.Model{{Name: "m", Path: yolox}, {Name: "g", Path: yolox, Provider: "cuda"}}, rec)
+	a, logs := newApp(t, []config.Model{{Name: "m", Path: yolox}, {Name: "g", Path: yolox, Provider: config.ProviderCUDA}}, rec)
 	if err := a.AddStream(config.Stream{ID: "before", Source: video, Model: "m", Interval: 8}); err != nil {
 		t.Fatal(err)
 	}
-	err := a.AddStream(config.Stream{ID: "gpu", Source: video, Model: "g", Decoder: "nvdec"})
+	err := a.AddStream(config.Stream{ID: "gpu", Source: video, Model: "g", Decoder: config.DecoderNVDEC})
 	if !errors.Is(err, gpurun.ErrNoGPU) || !strings.Contains(err.Error(), "stream gpu: decoder nvdec: no CUDA device: ") ||
 		!strings.Contains(err.Error(), "use decoder: cpu") {
 		t.Fatalf("nvdec stream without a GPU: err = %v", err)
 	}
-	err = a.AddStream(config.Stream{ID: "cpu-model", Source: video, Model: "m", Decoder: "nvdec"})
+	err = a.AddStream(config.Stream{ID: "cpu-model", Source: video, Model: "m", Decoder: config.DecoderNVDEC})
 	if err == nil || !strings.Contains(err.Error(), `model "m" needs provider: cuda`) {
 		t.Fatalf("nvdec stream on a CPU model: err = %v", err)
 	}
@@ -97,7 +96,7 @@ func TestNVDECWithoutGPU(t *testing.T) {
 			t.Errorf("%s: err %v, inferred %d, results %d; want 48", s.ID, s.Err, s.Stats.Inferred.Load(), rec.count(s.ID))
 		}
 	}
-	if len(a.GPUs.Opened()) != 0 {
+	if len(a.Devices.Opened()) != 0 {
 		t.Error("a GPU was opened")
 	}
 }
@@ -129,7 +128,7 @@ func needGPU(t *testing.T) {
 func gpuModels(dyn string) []config.Model {
 	return []config.Model{
 		{Name: "cpu", Path: dyn, MaxBatch: 8},
-		{Name: "gpu", Path: dyn, MaxBatch: 8, Provider: "cuda", ProviderOptions: map[string]string{"cudnn_conv_algo_search": "HEURISTIC"}},
+		{Name: "gpu", Path: dyn, MaxBatch: 8, Provider: config.ProviderCUDA, ProviderOptions: map[string]string{"cudnn_conv_algo_search": "HEURISTIC"}},
 	}
 }
 
@@ -156,8 +155,8 @@ func newGPUApp(t *testing.T) (clip string, a *app.App, rec *results, logs *testu
 func TestGPUStreamMatchesCPU(t *testing.T) {
 	clip, a, rec, logs := newGPUApp(t)
 	for _, s := range []config.Stream{
-		{ID: "gpu", Source: clip, Model: "gpu", Decoder: "nvdec"},
-		{ID: "gpu2", Source: clip, Model: "gpu", Decoder: "nvdec"},
+		{ID: "gpu", Source: clip, Model: "gpu", Decoder: config.DecoderNVDEC},
+		{ID: "gpu2", Source: clip, Model: "gpu", Decoder: config.DecoderNVDEC},
 	} {
 		if err := a.AddStream(s); err != nil {
 			a.Stop()
@@ -254,7 +253,7 @@ func abs(v float32) float32 {
 func TestGPUReloadAndRestream(t *testing.T) {
 	clip, a, _, logs := newGPUApp(t)
 	add := func(id string) {
-		if err := a.AddStream(config.Stream{ID: id, Source: clip, Model: "gpu", Decoder: "nvdec", Loop: true}); err != nil {
+		if err := a.AddStream(config.Stream{ID: id, Source: clip, Model: "gpu", Decoder: config.DecoderNVDEC, Loop: true}); err != nil {
 			a.Stop()
 			t.Fatal(err)
 		}

@@ -26,7 +26,7 @@ streams:
 	if time.Duration(c.Models[0].MaxDelay) != 2*time.Millisecond || c.Models[0].MaxBatch != 8 {
 		t.Fatalf("model %+v", c.Models[0])
 	}
-	if len(c.Streams) != 2 || !c.Streams[0].Loop || c.Streams[1].Transport != "tcp" {
+	if len(c.Streams) != 2 || !c.Streams[0].Loop || c.Streams[1].Transport != TransportTCP {
 		t.Fatalf("streams %+v", c.Streams)
 	}
 }
@@ -41,7 +41,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad drop", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, drop: newest}]", "drop"},
 		{"zero std", "models: [{name: m, path: x, preprocess: {std: [1, 0, 1]}}]", "divide by zero"},
 		{"missing path", "models: [{name: m}]", "path to the .onnx file is required"},
-		{"bad decoder", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, decoder: cuda}]", `streams[0].decoder: "cuda" is not one of cpu, nvdec`},
+		{"bad decoder", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, decoder: cuda}]", `decoder "cuda": unknown value (use cpu or nvdec)`},
 		{"nvdec on a cpu model", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", `model "m" needs provider: cuda (it has cpu, the default)`},
 		{"nvdec on a tensorrt model", "models: [{name: m, path: x, provider: tensorrt}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", `needs provider: cuda (it has tensorrt)`},
 		{"nvdec with a cascade", "models: [{name: m, path: x, provider: cuda, cascade: [{model: n}]}, {name: n, path: y}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", "use decoder: cpu for this stream"},

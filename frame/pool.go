@@ -47,6 +47,7 @@ type Pool struct {
 	debug     bool
 	taken     map[*Frame]struct{}
 	misuses   []string
+	idle      chan struct{} // closed when inUse drops to 0 while someone waits (WaitIdle)
 }
 
 // NewPool returns a pool of at most capacity frames. newBacking allocates a frame's native
@@ -138,6 +139,10 @@ func (p *Pool) take(f *Frame) (*Frame, error) {
 func (p *Pool) put(f *Frame) {
 	p.mu.Lock()
 	p.inUse--
+	if p.inUse == 0 && p.idle != nil {
+		close(p.idle)
+		p.idle = nil
+	}
 	if p.debug {
 		delete(p.taken, f)
 	}
@@ -171,6 +176,27 @@ func (p *Pool) Stats() Stats {
 	defer p.mu.Unlock()
 	return Stats{Capacity: cap(p.free), Allocated: p.allocated, InUse: p.inUse,
 		Free: p.allocated - p.inUse, HighWater: p.highWater}
+}
+
+// WaitIdle waits until every frame taken from the pool was released, or ctx ends; it reports
+// whether the pool is idle.
+func (p *Pool) WaitIdle(ctx context.Context) bool {
+	p.mu.Lock()
+	if p.inUse == 0 {
+		p.mu.Unlock()
+		return true
+	}
+	if p.idle == nil {
+		p.idle = make(chan struct{})
+	}
+	idle := p.idle
+	p.mu.Unlock()
+	select {
+	case <-idle:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Close frees every free frame's backing; frames still in use are freed on their last Release.

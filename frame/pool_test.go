@@ -166,3 +166,27 @@ func TestPoolGetReleaseAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per Get/Release", allocs)
 	}
 }
+
+func TestPoolWaitIdle(t *testing.T) {
+	p := NewPool("idle", 2, nil)
+	defer p.Close()
+	ctx := context.Background()
+	if !p.WaitIdle(ctx) {
+		t.Fatal("an unused pool is not idle")
+	}
+	a, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	if p.WaitIdle(short) {
+		t.Fatal("idle with a frame out")
+	}
+	done := make(chan bool)
+	go func() { done <- p.WaitIdle(ctx) }()
+	a.Release()
+	if !<-done {
+		t.Fatal("WaitIdle did not see the release")
+	}
+}

@@ -136,9 +136,9 @@ func (d *Decoder) Close() error {
 		return nil
 	}
 	if p := d.nv.Pool(); p != nil {
-		for deadline := time.Now().Add(closeWait); p.Stats().InUse > 0 && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+		p.WaitIdle(ctx)
+		cancel()
 	}
 	errs := []error{d.nv.Close()}
 	for f, ev := range d.events {

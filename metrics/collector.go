@@ -1,18 +1,12 @@
 package metrics
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/vinfer/vinfer/model"
-	"github.com/vinfer/vinfer/pipeline"
-	"github.com/vinfer/vinfer/source/live"
+	"github.com/vinfer/vinfer/internal/defs"
 )
-
-// LiveSource is implemented by network sources (RTSP, RTP, GB28181) that count packets, loss
-// and reconnects.
-type LiveSource interface {
-	Stats() live.Stats
-}
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil)
@@ -43,8 +37,8 @@ var (
 	descThroughput    = desc("pipeline_throughput_frames_per_second", "Frames inferred per second over the last window, all streams of the model.", "model")
 	descCapacity      = desc("stage_capacity_frames_per_second", "Frames per second a stage could sustain at its measured busy time per frame: inference (the model's worker) or decode_preprocess (the streams' goroutines together).", "model", "stage")
 	descEfficiency    = desc("pipeline_efficiency_ratio", "Achieved fps divided by the bottleneck stage's fps over the last window (1: as fast as the slowest stage allows).", "model")
-	descGPUUsed       = desc("gpu_memory_used_bytes", "GPU memory in use on the device (all processes), when a model runs on a GPU.", "device")
-	descGPUTotal      = desc("gpu_memory_total_bytes", "GPU memory of the device, when a model runs on a GPU.", "device")
+	descGPUUsed       = desc("gpu_memory_used_bytes", "GPU memory in use on the device (all processes), for every GPU vinfer uses.", "device")
+	descGPUTotal      = desc("gpu_memory_total_bytes", "GPU memory of the device, for every GPU vinfer uses.", "device")
 )
 
 // appCollector reads the watched app at scrape time.
@@ -64,8 +58,8 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c appCollector) Collect(ch chan<- prometheus.Metric) {
-	a := c.m.watched.Load()
-	if a == nil {
+	ref := c.m.watched.Load()
+	if ref == nil {
 		c.m.streamLatency.Collect(ch)
 		return
 	}
@@ -75,76 +69,66 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	streams := a.Pipeline.Streams()
+	streams := ref.Streams()
 	running := make(map[string]bool, len(streams))
 	active := 0
-	for _, s := range streams {
-		running[s.ID] = true
+	for i := range streams {
+		s := &streams[i]
+		id := s.Decl.ID
+		running[id] = true
 		if !s.Ended {
 			active++
 		}
-		live := "false"
-		if s.Live {
-			live = "true"
+		gauge(descStreamInfo, 1, id, s.Decl.Model, strconv.FormatBool(s.Live))
+		st := &s.Counters
+		counter(descAccessUnits, float64(st.AccessUnits), id)
+		counter(descDecoded, float64(st.Decoded), id)
+		counter(descInferred, float64(st.Inferred), id)
+		for _, r := range defs.DropReasons() {
+			counter(descDropped, float64(st.Dropped[r]), id, r.String())
 		}
-		gauge(descStreamInfo, 1, s.ID, s.Model, live)
-		st := s.Stats
-		counter(descAccessUnits, float64(st.AccessUnits.Load()), s.ID)
-		counter(descDecoded, float64(st.Decoded.Load()), s.ID)
-		counter(descInferred, float64(st.Inferred.Load()), s.ID)
-		for _, r := range pipeline.DropReasons() {
-			counter(descDropped, float64(st.Dropped[r].Load()), s.ID, r.String())
+		for label, n := range s.Classes {
+			counter(descDetections, float64(n), id, label)
 		}
-		for label, n := range st.PerClass() {
-			counter(descDetections, float64(n), s.ID, label)
+		gauge(descQueue, float64(s.Queue), id)
+		if ps := s.Pool; ps != nil {
+			gauge(descPool, float64(ps.InUse), id, "in_use")
+			gauge(descPool, float64(ps.Free), id, "free")
+			gauge(descPoolCap, float64(ps.Capacity), id)
 		}
-		gauge(descQueue, float64(s.Queue), s.ID)
-		if s.Pool != nil {
-			ps := s.Pool.Stats()
-			gauge(descPool, float64(ps.InUse), s.ID, "in_use")
-			gauge(descPool, float64(ps.Free), s.ID, "free")
-			gauge(descPoolCap, float64(ps.Capacity), s.ID)
-		}
-		if ls, ok := s.Source.(LiveSource); ok {
-			ss := ls.Stats()
-			counter(descReconnects, float64(ss.Reconnects), s.ID)
-			counter(descConnFail, float64(ss.ConnectFailures), s.ID)
-			counter(descRTPPackets, float64(ss.Packets), s.ID)
-			counter(descRTPLost, float64(ss.Lost), s.ID)
-			counter(descSourceDropped, float64(ss.Dropped+ss.Overflow), s.ID)
+		if ss := s.Source; ss != nil {
+			counter(descReconnects, float64(ss.Reconnects), id)
+			counter(descConnFail, float64(ss.ConnectFailures), id)
+			counter(descRTPPackets, float64(ss.Packets), id)
+			counter(descRTPLost, float64(ss.Lost), id)
+			counter(descSourceDropped, float64(ss.Dropped+ss.Overflow), id)
 		}
 	}
 	gauge(descStreamsActive, float64(active))
 	c.m.forget(running)
 	c.m.streamLatency.Collect(ch)
 
-	batches := a.Pipeline.ModelStats()
-	for _, name := range a.Registry.Names() {
-		e := a.Registry.Loaded(name)
-		var cur *model.Model
-		if e != nil {
-			cur = e.Current()
-		}
-		if cur == nil {
+	for _, mi := range ref.Models() {
+		name := mi.Decl.Name
+		if !mi.Loaded {
 			gauge(descModelLoaded, 0, name)
 			continue
 		}
 		gauge(descModelLoaded, 1, name)
-		gauge(descModelLoadSec, cur.LoadTime.Seconds(), name)
-		counter(descModelLoads, float64(e.Loads()), name)
-		if b, ok := batches[name]; ok {
-			counter(descBatches, float64(b[0]), name)
-			counter(descBatchFrames, float64(b[1]), name)
-		}
+		gauge(descModelLoadSec, mi.LoadTime.Seconds(), name)
+		counter(descModelLoads, float64(mi.Loads), name)
+		counter(descBatches, float64(mi.Batches), name)
+		counter(descBatchFrames, float64(mi.BatchFrames), name)
 	}
-	for name, r := range c.m.rates.Models(a) {
+	for name, r := range c.m.rates.Models() {
 		gauge(descThroughput, r.AchievedFPS, name)
 		gauge(descCapacity, r.WorkerFPS, name, "inference")
 		gauge(descCapacity, r.StreamsFPS, name, "decode_preprocess")
 		gauge(descEfficiency, r.Efficiency, name)
 	}
-	for _, g := range c.m.gpu.read() {
-		gauge(descGPUUsed, float64(g.total-g.free), g.device)
-		gauge(descGPUTotal, float64(g.total), g.device)
+	for _, g := range ref.GPUs() {
+		dev := strconv.Itoa(g.Ordinal)
+		gauge(descGPUUsed, float64(g.MemUsed), dev)
+		gauge(descGPUTotal, float64(g.MemTotal), dev)
 	}
 }

@@ -1,11 +1,12 @@
 // Package metrics exports vinfer's Prometheus metrics (client_golang, names per the Prometheus
 // conventions: prefix vinfer_, base units, counters ending in _total, durations in _seconds).
 //
-// Two kinds of sources feed them. The pipeline's hooks (OnResult, OnBatch, passed through
-// app.Options) observe every frame and batch into histograms: per-stage durations, end-to-end
-// latency, batch sizes. Everything else is read when Prometheus scrapes, from the running
-// app.App: stream counters, queue depths, frame pools, source statistics, models, GPU memory,
-// and the windowed rates of Rates (fps and pipeline efficiency).
+// Two kinds of sources feed them. As the pipeline's Observer, Metrics sees every frame and batch
+// (ObserveResult, ObserveBatch) and fills histograms: per-stage durations, end-to-end latency,
+// batch sizes. Everything else is read when Prometheus scrapes, from the watched Source (the
+// small interfaces of package defs, which the app satisfies): stream counters, queue depths,
+// frame pools, source statistics, models, the memory of every GPU in use, and the windowed
+// rates of Rates (fps and pipeline efficiency).
 //
 // Series are labelled by stream id and model name, never by source URL (URLs can carry
 // credentials); a removed stream's series disappear at the next scrape.
@@ -22,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/sink"
 )
 
@@ -43,8 +44,15 @@ const (
 	numStages
 )
 
-// Metrics is vinfer's metric set. Create it with New before app.New, pass OnResult and OnBatch
-// in app.Options, then Watch the app. Its methods are safe for concurrent use.
+// Source is what the scrape-time metrics read.
+type Source interface {
+	defs.Streams
+	defs.Models
+	defs.GPUs
+}
+
+// Metrics is vinfer's metric set. Create it with New, give it to the pipeline as its Observer,
+// then Watch the running system. Its methods are safe for concurrent use.
 type Metrics struct {
 	// Registry holds vinfer's collectors and the Go runtime and process collectors.
 	Registry *prometheus.Registry
@@ -62,8 +70,7 @@ type Metrics struct {
 	models  map[string]*modelObs
 	streams map[string]*streamObs
 
-	watched atomic.Pointer[app.App]
-	gpu     gpuMemory
+	watched atomic.Pointer[sourceRef]
 }
 
 // modelObs caches one model's observers so the per-frame hook does no label lookups, and sums
@@ -130,15 +137,15 @@ func New() *Metrics {
 	return m
 }
 
-// Watch makes the scrape-time metrics read a (streams, models, sources, pools, GPU memory) and
-// starts the rate sampler; it stops when done is closed. Watch one app per Metrics.
-func (m *Metrics) Watch(a *app.App, done <-chan struct{}) {
-	m.watched.Store(a)
-	m.gpu.watch(a)
-	go func() {
-		m.rates.run(a, time.Second, done)
-		m.gpu.close()
-	}()
+// sourceRef boxes the watched Source for an atomic pointer.
+type sourceRef struct{ Source }
+
+// Watch makes the scrape-time metrics read src and starts the rate sampler; it stops when done
+// is closed. Watch one system per Metrics.
+func (m *Metrics) Watch(src Source, done <-chan struct{}) {
+	m.watched.Store(&sourceRef{src})
+	m.rates.src.Store(&streamsRef{src})
+	go m.rates.run(time.Second, done)
 }
 
 // Rates returns the windowed rates (fps, efficiency) computed for the watched app.
@@ -149,9 +156,9 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
-// OnResult observes one inferred frame (app.Options.OnResult). It allocates nothing once the
+// ObserveResult observes one inferred frame (pipeline.Observer). It allocates nothing once the
 // frame's model and stream have been seen.
-func (m *Metrics) OnResult(r *sink.Result) {
+func (m *Metrics) ObserveResult(r *sink.Result) {
 	mo := m.model(r.Model)
 	so := m.stream(r.Stream)
 	e2e := r.Decode + r.Latency + r.Postprocess
@@ -172,8 +179,8 @@ func (m *Metrics) OnResult(r *sink.Result) {
 	so.prepNs.Add(int64(r.Preprocess))
 }
 
-// OnBatch observes one inference run of size frames (app.Options.OnBatch).
-func (m *Metrics) OnBatch(model string, size int) {
+// ObserveBatch observes one inference run of size frames (pipeline.Observer).
+func (m *Metrics) ObserveBatch(model string, size int) {
 	m.model(model).batch.Observe(float64(size))
 }
 

@@ -3,9 +3,10 @@ package metrics
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/internal/defs"
 )
 
 // DefaultWindow is the span Rates averages over.
@@ -20,6 +21,7 @@ type Rates struct {
 	Window time.Duration
 
 	m       *Metrics
+	src     atomic.Pointer[streamsRef]
 	mu      sync.Mutex
 	samples []sample // oldest first
 }
@@ -73,16 +75,16 @@ type ModelRate struct {
 func newRates(m *Metrics) *Rates { return &Rates{Window: DefaultWindow, m: m} }
 
 // run samples a every interval until done closes.
-func (r *Rates) run(a *app.App, interval time.Duration, done <-chan struct{}) {
+func (r *Rates) run(interval time.Duration, done <-chan struct{}) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	r.record(r.take(a))
+	r.record(r.take())
 	for {
 		select {
 		case <-done:
 			return
 		case <-t.C:
-			r.record(r.take(a))
+			r.record(r.take())
 		}
 	}
 }
@@ -99,15 +101,24 @@ func (r *Rates) record(s sample) {
 	r.samples = append(r.samples[:0], r.samples[cut:]...)
 }
 
-func (r *Rates) take(a *app.App) sample {
+// streamsRef boxes the watched streams for an atomic pointer.
+type streamsRef struct{ s defs.Streams }
+
+func (r *Rates) take() sample {
 	s := sample{at: time.Now(), streams: map[string]streamSample{}, models: map[string]int64{}}
-	for _, st := range a.Pipeline.Streams() {
-		dec, prep := r.m.streamBusy(st.ID)
-		s.streams[st.ID] = streamSample{started: st.Started, model: st.Model,
-			decoded: st.Stats.Decoded.Load(), inferred: st.Stats.Inferred.Load(), drops: st.Stats.DroppedTotal(),
-			latencyNs: st.Stats.LatencyNanos.Load(), decNs: dec, prepNs: prep}
-		if _, ok := s.models[st.Model]; !ok {
-			s.models[st.Model] = r.m.modelBusy(st.Model)
+	src := r.src.Load()
+	if src == nil {
+		return s
+	}
+	for _, st := range src.s.Streams() {
+		id, model := st.Decl.ID, st.Decl.Model
+		dec, prep := r.m.streamBusy(id)
+		c := &st.Counters
+		s.streams[id] = streamSample{started: st.Started, model: model,
+			decoded: c.Decoded, inferred: c.Inferred, drops: c.DroppedTotal(),
+			latencyNs: c.LatencyNanos, decNs: dec, prepNs: prep}
+		if _, ok := s.models[model]; !ok {
+			s.models[model] = r.m.modelBusy(model)
 		}
 	}
 	return s
@@ -132,8 +143,8 @@ type delta struct {
 }
 
 // window samples the counters now and returns them with the window's base sample.
-func (r *Rates) window(a *app.App) (cur, base sample, ok bool) {
-	cur = r.take(a)
+func (r *Rates) window() (cur, base sample, ok bool) {
+	cur = r.take()
 	base, ok = r.base(cur.at)
 	return cur, base, ok
 }
@@ -158,8 +169,8 @@ func deltas(cur, base sample, ok bool) map[string]delta {
 }
 
 // Stream returns a stream's rates; ok is false for an unknown stream.
-func (r *Rates) Stream(a *app.App, id string) (StreamRate, bool) {
-	d, ok := deltas(r.window(a))[id]
+func (r *Rates) Stream(id string) (StreamRate, bool) {
+	d, ok := deltas(r.window())[id]
 	if !ok {
 		return StreamRate{}, false
 	}
@@ -167,8 +178,8 @@ func (r *Rates) Stream(a *app.App, id string) (StreamRate, bool) {
 }
 
 // Streams returns every running stream's rates.
-func (r *Rates) Streams(a *app.App) map[string]StreamRate {
-	ds := deltas(r.window(a))
+func (r *Rates) Streams() map[string]StreamRate {
+	ds := deltas(r.window())
 	out := make(map[string]StreamRate, len(ds))
 	for id, d := range ds {
 		out[id] = d.rate()
@@ -190,8 +201,8 @@ func (d delta) rate() StreamRate {
 }
 
 // Models returns the rates of every model used by a running stream.
-func (r *Rates) Models(a *app.App) map[string]ModelRate {
-	cur, base, ok := r.window(a)
+func (r *Rates) Models() map[string]ModelRate {
+	cur, base, ok := r.window()
 	ds := deltas(cur, base, ok)
 	type acc struct {
 		frames  int64

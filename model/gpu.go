@@ -39,7 +39,7 @@ type gpuEngine struct {
 // that stream, the buffers; then warms the session up at the one batch shape it will run.
 // The caller releases the returned model and engine with close.
 func (l *Loader) openGPU(decl config.Model, ordinal int) (*Model, *gpuEngine, error) {
-	if decl.Provider != infer.ProviderCUDA {
+	if decl.Provider != config.ProviderCUDA {
 		return nil, nil, fmt.Errorf("model %s: provider %q: GPU frames need provider: cuda", decl.Name, decl.Provider)
 	}
 	dev, err := cuda.Open(ordinal)

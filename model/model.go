@@ -95,7 +95,7 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 		entries[k] = v
 	}
 	sum := sha256.Sum256(bytes)
-	cfg := infer.Config{Path: c.Path, IntraOpThreads: c.IntraOpThreads, Provider: c.Provider, MaxBatch: c.MaxBatch,
+	cfg := infer.Config{Path: c.Path, IntraOpThreads: c.IntraOpThreads, Provider: c.Provider.String(), MaxBatch: c.MaxBatch,
 		ConfigEntries: entries, ProviderOptions: c.ProviderOptions}
 	cacheDir := l.CacheDir
 	if dev != nil {
@@ -149,9 +149,7 @@ func (m *Model) configure(c config.Model) error {
 	}
 	m.Pre = ps.pre
 	m.Pre.Width, m.Pre.Height = w, h
-	if err := applyPreprocess(&m.Pre, c.Preprocess); err != nil {
-		return err
-	}
+	c.Preprocess.Apply(&m.Pre)
 	if err := m.Pre.Validate(); err != nil {
 		return err
 	}
@@ -208,49 +206,6 @@ func resolveLabels(given string, def []string, classes int) ([]string, error) {
 		return nil, fmt.Errorf("labels %s name %d classes but the model outputs %d: give the labels file the model was trained with", given, len(l), classes)
 	}
 	return l, nil
-}
-
-func applyPreprocess(s *preprocess.Spec, p *config.Preprocess) error {
-	if p == nil {
-		return nil
-	}
-	switch p.Color {
-	case "bgr":
-		s.Color = preprocess.BGR
-	case "rgb":
-		s.Color = preprocess.RGB
-	}
-	switch p.Resize {
-	case "letterbox":
-		s.Resize = preprocess.Letterbox
-	case "stretch":
-		s.Resize = preprocess.Stretch
-	}
-	switch p.Align {
-	case "top-left":
-		s.Align = preprocess.TopLeft
-	case "center":
-		s.Align = preprocess.Center
-	}
-	switch p.Interp {
-	case "bilinear":
-		s.Interp = preprocess.Bilinear
-	case "area":
-		s.Interp = preprocess.Area
-	}
-	if p.Pad != nil {
-		s.Pad = uint8(*p.Pad)
-	}
-	if p.Scale != nil {
-		s.Scale = *p.Scale
-	}
-	if len(p.Mean) == 3 {
-		copy(s.Mean[:], p.Mean)
-	}
-	if len(p.Std) == 3 {
-		copy(s.Std[:], p.Std)
-	}
-	return nil
 }
 
 // Declare returns the declaration of the model at an .onnx path: MODEL.yaml beside it (same

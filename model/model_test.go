@@ -208,3 +208,12 @@ func describe(ds []detect.Detection) string {
 	}
 	return b.String()
 }
+
+func yoloxDecl(t testing.TB) config.Model {
+	t.Helper()
+	d, err := model.Declare(filepath.Join(assets(t), "models", "yolox_nano_416.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -2,12 +2,16 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
+	"github.com/vinfer/vinfer/internal/testutil"
+	"log/slog"
 	"math"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/config"
@@ -108,38 +112,37 @@ func TestDeviceFramesPath(t *testing.T) {
 			r.Close()
 		}
 	}()
-	logs := &syncBuffer{}
+	logs := &testutil.LogBuffer{}
 	rec := &detections{}
-	p := pipeline.New(pipeline.Options{
-		Engine: func(name string) (pipeline.Engine, error) {
+	p := pipeline.New(pipeline.Options{Models: engines3(func(name string, device int) (pipeline.Engine, error) {
+		if device < 0 {
 			e, err := host.Get(name)
 			if err != nil {
 				return nil, err
 			}
 			return hostEngine{e}, nil
-		},
-		DeviceEngine: func(name string, device int) (pipeline.Engine, error) {
-			if fe, ok := engines.Load(device); ok {
-				return fe.(*frameEngine), nil
-			}
-			// One registry (one session) per device, as a GPU has its own engine.
-			regMu.Lock()
-			defer regMu.Unlock()
-			r := model.NewRegistry([]config.Model{{Name: decl.Name, Path: decl.Path, MaxBatch: 4}})
-			regs = append(regs, r)
-			e, err := r.Get(name)
-			if err != nil {
-				return nil, err
-			}
-			pre, err := preprocess.NewCPU(e.Current().Pre)
-			if err != nil {
-				return nil, err
-			}
-			fe, _ := engines.LoadOrStore(device, &frameEngine{e: e, pre: pre})
+		}
+		if fe, ok := engines.Load(device); ok {
 			return fe.(*frameEngine), nil
-		},
+		}
+		// One registry (one session) per device, as a GPU has its own engine.
+		regMu.Lock()
+		defer regMu.Unlock()
+		r := model.NewRegistry([]config.Model{{Name: decl.Name, Path: decl.Path, MaxBatch: 4}})
+		regs = append(regs, r)
+		e, err := r.Get(name)
+		if err != nil {
+			return nil, err
+		}
+		pre, err := preprocess.NewCPU(e.Current().Pre)
+		if err != nil {
+			return nil, err
+		}
+		fe, _ := engines.LoadOrStore(device, &frameEngine{e: e, pre: pre})
+		return fe.(*frameEngine), nil
+	}),
 		Sinks: []sink.Sink{rec},
-		Logf:  func(f string, args ...any) { logs.Write([]byte("level=WARN " + f + "\n")) },
+		Log:   slog.New(slog.NewTextHandler(logs, nil)),
 	})
 	p.Start(context.Background())
 	video := filepath.Join(assets(t), "videos", "car-detection.mp4")
@@ -148,8 +151,11 @@ func TestDeviceFramesPath(t *testing.T) {
 		if err := src.Init(); err != nil {
 			t.Fatal(err)
 		}
-		err := p.AddStream(pipeline.StreamConfig{ID: id, Source: src, Model: "m", Interval: 4,
-			DeviceFrames: i > 0, Device: (i + 1) % 2,
+		decl := config.Stream{ID: id, Model: "m", Interval: 4}
+		if i > 0 {
+			decl.Decoder = config.DecoderNVDEC
+		}
+		err := p.AddStream(pipeline.StreamConfig{Stream: decl, Source: src, Device: (i + 1) % 2,
 			NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
 				d := &codec.Decoder{Codec: c, Name: id}
 				return d, d.Init()
@@ -164,7 +170,7 @@ func TestDeviceFramesPath(t *testing.T) {
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	checkNoLeaks(t, logs)
+	testutil.CheckNoFrameLeaks(t, logs)
 	for _, s := range streams {
 		if s.Err != nil || s.Stats.Inferred.Load() != 95 || s.Stats.Dropped[pipeline.DropInterval].Load() != 282 {
 			t.Errorf("%s: err %v, inferred %d, interval drops %d; want 95 and 282", s.ID, s.Err,
@@ -223,8 +229,13 @@ func TestDeviceFramesRefused(t *testing.T) {
 		opts pipeline.Options
 		want string
 	}{
-		{"no device engine", pipeline.Options{Engine: get}, "no engine provider for GPU frames"},
-		{"host runner", pipeline.Options{Engine: get, DeviceEngine: func(n string, _ int) (pipeline.Engine, error) { return get(n) }},
+		{"no device engine", pipeline.Options{Models: engines3(func(n string, d int) (pipeline.Engine, error) {
+			if d >= 0 {
+				return nil, errors.New("no engine provider for GPU frames")
+			}
+			return get(n)
+		})}, "no engine provider for GPU frames"},
+		{"host runner", pipeline.Options{Models: engines3(func(n string, _ int) (pipeline.Engine, error) { return get(n) })},
 			"does not take frames"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -236,7 +247,8 @@ func TestDeviceFramesRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer src.Close()
-			err := p.AddStream(pipeline.StreamConfig{ID: "s", Source: src, Model: "m", DeviceFrames: true, Device: 0})
+			err := p.AddStream(pipeline.StreamConfig{Stream: config.Stream{ID: "s", Model: "m", Decoder: config.DecoderNVDEC},
+				Source: src, Device: 0, NewDecoder: func(media.Codec) (pipeline.VideoDecoder, error) { return nil, errors.New("unused") }})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "m") {
 				t.Fatalf("err = %v, want it to say %q", err, tc.want)
 			}
@@ -255,3 +267,11 @@ func (h hostEngine) Acquire() pipeline.Runner {
 	}
 	return nil
 }
+func assets(t testing.TB) string { return filepath.Join(testutil.Root(t), "assets") }
+
+// engines3 is a pipeline.Models of one engine function, no batching delay and no cascades.
+type engines3 func(name string, device int) (pipeline.Engine, error)
+
+func (f engines3) Engine(name string, device int) (pipeline.Engine, error) { return f(name, device) }
+func (engines3) MaxDelay(string) time.Duration                             { return 0 }
+func (engines3) Cascades(string) []pipeline.Cascade                        { return nil }

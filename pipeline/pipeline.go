@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vinfer/vinfer/config"
+	"log/slog"
 	"slices"
 	"sort"
 	"sync"
@@ -21,33 +23,40 @@ import (
 	"github.com/vinfer/vinfer/source"
 )
 
+// Models is what the pipeline needs of the model registry.
+type Models interface {
+	// Engine returns a model's engine, loading it on first use: for host frames when device is
+	// −1, else for frames in the memory of that GPU (its runners must be FrameRunners). Each
+	// (model, device) pair gets its own scheduler and inference worker.
+	Engine(name string, device int) (Engine, error)
+	// MaxDelay is how long a partial batch of the model waits for more frames (0: none).
+	MaxDelay(name string) time.Duration
+	// Cascades are the secondary models run on the model's detections (nil: none).
+	Cascades(name string) []Cascade
+}
+
+// Observer sees every inference batch and every result, after the sinks (metrics). Its
+// methods run on the pipeline's workers and output goroutine: they must not block.
+type Observer interface {
+	ObserveBatch(model string, size int)
+	ObserveResult(r *sink.Result)
+}
+
 // Options configure a Pipeline.
 type Options struct {
-	// Engine returns the engine for a model name (loading it on first use).
-	Engine func(name string) (Engine, error)
-	// DeviceEngine returns the engine of a model for frames in the memory of GPU device
-	// (StreamConfig.DeviceFrames), loading it on first use; its runners must be FrameRunners.
-	// Each (model, device) pair gets its own scheduler and inference worker. Nil: streams with
-	// device frames are refused.
-	DeviceEngine func(name string, device int) (Engine, error)
-	// MaxDelay returns the batching delay for a model (0: run whatever is queued at once).
-	MaxDelay func(name string) time.Duration
+	// Models provides the engines (required).
+	Models Models
 	// Sinks receive every result, in per-stream order, from one goroutine.
 	Sinks []sink.Sink
+	// Observer, when set, sees every batch and result.
+	Observer Observer
 	// ResultBuffer is the number of results between the workers and the sinks (default 64).
 	ResultBuffer int
 	// KeepLatest retains each stream's latest decoded frame for snapshots.
 	KeepLatest bool
-	// Logf logs pipeline events (default: discard).
-	Logf func(format string, args ...any)
-	// Debugf logs per-frame events such as decode errors (default: discard).
-	Debugf func(format string, args ...any)
-	// OnBatch, when set, observes every inference batch size (metrics).
-	OnBatch func(model string, size int)
-	// Cascades returns the secondary models run on a model's detections (nil: none).
-	Cascades func(model string) []Cascade
-	// OnResult, when set, observes every result after the sinks (metrics, statistics).
-	OnResult func(r *sink.Result)
+	// Log receives pipeline events (warnings) and, at debug level, per-frame errors (default:
+	// discarded).
+	Log *slog.Logger
 }
 
 // Pipeline runs streams. Create with New, Start it, add streams; Stop drains and releases.
@@ -77,6 +86,9 @@ func New(opts Options) *Pipeline {
 	if opts.ResultBuffer <= 0 {
 		opts.ResultBuffer = 64
 	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
 	return &Pipeline{opts: opts, keepLatest: opts.KeepLatest,
 		streams: map[string]*stream{}, models: map[modelKey]*modelRunner{}}
 }
@@ -91,15 +103,11 @@ func (p *Pipeline) Start(ctx context.Context) {
 	go p.output()
 }
 
-func (p *Pipeline) log(format string, args ...any) {
-	if p.opts.Logf != nil {
-		p.opts.Logf(format, args...)
-	}
-}
+func (p *Pipeline) log(format string, args ...any) { p.opts.Log.Warn(fmt.Sprintf(format, args...)) }
 
 func (p *Pipeline) debugf(format string, args ...any) {
-	if p.opts.Debugf != nil {
-		p.opts.Debugf(format, args...)
+	if p.opts.Log.Enabled(context.Background(), slog.LevelDebug) {
+		p.opts.Log.Debug(fmt.Sprintf(format, args...))
 	}
 }
 
@@ -113,8 +121,14 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	}
 	// Load the model (and its cascades) before taking the lock: a cold load must not block
 	// other streams being added or removed. The engine provider is single-flight and cached.
+	if p.opts.Models == nil {
+		return errors.New("pipeline: no model provider")
+	}
+	if cfg.Source == nil || cfg.NewDecoder == nil {
+		return errors.New("pipeline: stream needs a source and a decoder factory")
+	}
 	key := modelKey{name: cfg.Model, device: -1}
-	if cfg.DeviceFrames {
+	if cfg.OnGPU() {
 		key.device = cfg.Device
 		if err := p.loadDeviceEngine(cfg.Model, cfg.Device); err != nil {
 			return err
@@ -134,7 +148,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Preprocessor == nil && !cfg.DeviceFrames {
+	if cfg.Preprocessor == nil && !cfg.OnGPU() {
 		cpu, err := preprocess.NewCPU(m.spec)
 		if err != nil {
 			return fmt.Errorf("model %s: %w", cfg.Model, err)
@@ -142,9 +156,9 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 		cfg.Preprocessor = cpu
 	}
 	st := &stream{cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
-		keepFrame: len(m.cascades) > 0}
+		keepFrame: len(m.cascades) > 0, policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
-	if !cfg.DeviceFrames { // device frames are queued as frames: no host input slots
+	if !cfg.OnGPU() { // device frames are queued as frames: no host input slots
 		st.slotN = cfg.QueueDepth + 2
 		st.slots = make(chan []float32, st.slotN)
 		for i := 0; i < st.slotN; i++ {
@@ -168,8 +182,12 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 // finish tears a stream down after its loop ended: its queued frames still get inferred (the
 // scheduler keeps its queue until empty), then the decoder and source are closed.
 func (s *stream) finish() {
-	for s.inflight.Load() > 0 && s.p.workerCtx.Err() == nil {
-		time.Sleep(time.Millisecond)
+	for s.inflight.Load() > 0 {
+		select {
+		case <-s.idle:
+		case <-s.p.workerCtx.Done():
+			return
+		}
 	}
 	s.sched.remove(s.q)
 	for _, it := range s.q.close() {
@@ -185,14 +203,11 @@ func (s *stream) finish() {
 }
 
 func (p *Pipeline) loadEngines(name string, depth int) error {
-	if p.opts.Engine == nil {
-		return errors.New("pipeline: no engine provider")
-	}
-	if _, err := p.opts.Engine(name); err != nil {
+	if _, err := p.opts.Models.Engine(name, -1); err != nil {
 		return err
 	}
-	if p.opts.Cascades != nil && depth < 4 {
-		for _, c := range p.opts.Cascades(name) {
+	if depth < 4 {
+		for _, c := range p.opts.Models.Cascades(name) {
 			if err := p.loadEngines(c.Model, depth+1); err != nil {
 				return fmt.Errorf("model %s: cascade: %w", name, err)
 			}
@@ -203,13 +218,10 @@ func (p *Pipeline) loadEngines(name string, depth int) error {
 
 // loadDeviceEngine loads a model for the frames of GPU device.
 func (p *Pipeline) loadDeviceEngine(name string, device int) error {
-	if p.opts.DeviceEngine == nil {
-		return fmt.Errorf("pipeline: model %s: no engine provider for GPU frames", name)
-	}
-	if p.opts.Cascades != nil && len(p.opts.Cascades(name)) > 0 {
+	if len(p.opts.Models.Cascades(name)) > 0 {
 		return fmt.Errorf("model %s has cascades, which crop frames in host memory: decode this stream on the CPU", name)
 	}
-	_, err := p.opts.DeviceEngine(name, device)
+	_, err := p.opts.Models.Engine(name, device)
 	return err
 }
 
@@ -232,18 +244,7 @@ func (p *Pipeline) modelLocked(key modelKey) (*modelRunner, error) {
 		return m, nil
 	}
 	name := key.name
-	var eng Engine
-	var err error
-	switch {
-	case key.device >= 0 && p.opts.DeviceEngine != nil:
-		eng, err = p.opts.DeviceEngine(name, key.device)
-	case key.device >= 0:
-		err = fmt.Errorf("pipeline: model %s: no engine provider for GPU frames", name)
-	case p.opts.Engine == nil:
-		err = errors.New("pipeline: no engine provider")
-	default:
-		eng, err = p.opts.Engine(name)
-	}
+	eng, err := p.opts.Models.Engine(name, key.device)
 	if err != nil {
 		return nil, err
 	}
@@ -257,16 +258,12 @@ func (p *Pipeline) modelLocked(key modelKey) (*modelRunner, error) {
 	if key.device >= 0 && !frames {
 		return nil, fmt.Errorf("pipeline: model %s for GPU frames: its runner does not take frames (FrameRunner)", key)
 	}
-	var delay time.Duration
-	if p.opts.MaxDelay != nil {
-		delay = p.opts.MaxDelay(name)
-	}
-	m := &modelRunner{eng: eng, sched: newScheduler(maxBatch, delay), spec: spec,
+	m := &modelRunner{eng: eng, sched: newScheduler(maxBatch, p.opts.Models.MaxDelay(name)), spec: spec,
 		slotLen: 3 * spec.Width * spec.Height, p: p, done: make(chan struct{})}
 	p.models[key] = m
 	go m.run(p.workerCtx)
-	if p.opts.Cascades != nil && key.device < 0 {
-		for _, c := range p.opts.Cascades(name) {
+	if key.device < 0 {
+		for _, c := range p.opts.Models.Cascades(name) {
 			if c.Model == name {
 				return nil, fmt.Errorf("model %s: a cascade cannot run the model on its own detections", name)
 			}
@@ -337,8 +334,8 @@ func (p *Pipeline) getResult() *sink.Result {
 }
 
 func (p *Pipeline) observeBatch(model string, n int) {
-	if p.opts.OnBatch != nil {
-		p.opts.OnBatch(model, n)
+	if p.opts.Observer != nil {
+		p.opts.Observer.ObserveBatch(model, n)
 	}
 }
 
@@ -360,8 +357,8 @@ func (p *Pipeline) output() {
 		for i := range r.Detections {
 			st.countClass(r.Detections[i].Label)
 		}
-		if p.opts.OnResult != nil {
-			p.opts.OnResult(r)
+		if p.opts.Observer != nil {
+			p.opts.Observer.ObserveResult(r)
 		}
 		select {
 		case p.free <- r:
@@ -372,8 +369,11 @@ func (p *Pipeline) output() {
 
 // StreamStatus is a snapshot of one stream.
 type StreamStatus struct {
-	ID      string
-	Model   string
+	ID    string
+	Model string
+	// Decl is the stream as declared; Device the GPU of its frames (−1: host memory).
+	Decl    config.Stream
+	Device  int
 	Live    bool
 	Ended   bool
 	Err     error
@@ -393,7 +393,11 @@ func (p *Pipeline) Streams() []StreamStatus {
 	out := make([]StreamStatus, 0, len(p.order))
 	for _, id := range p.order {
 		st := p.streams[id]
-		out = append(out, StreamStatus{ID: id, Model: st.cfg.Model, Live: st.cfg.Source.Live(),
+		dev := -1
+		if st.cfg.OnGPU() {
+			dev = st.cfg.Device
+		}
+		out = append(out, StreamStatus{ID: id, Model: st.cfg.Model, Decl: st.cfg.Stream, Device: dev, Live: st.cfg.Source.Live(),
 			Ended: st.ended.Load(), Err: st.err, Queue: st.q.len(), Stats: st.stats, Started: st.stats.started,
 			Source: st.cfg.Source, Pool: st.pool.Load()})
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"github.com/vinfer/vinfer/config"
 	"sync"
 	"time"
 
@@ -9,24 +10,17 @@ import (
 	"github.com/vinfer/vinfer/preprocess"
 )
 
-// DropPolicy is what a stream does when inference falls behind it.
-type DropPolicy uint8
+// DropPolicy is what a stream does when inference falls behind it (resolved: never DropAuto).
+type DropPolicy = config.DropPolicy
 
-// Drop policies.
+// Drop policies the queues apply.
 const (
 	// Block makes the stream wait for room: nothing is lost (files).
-	Block DropPolicy = iota
+	Block = config.DropBlock
 	// DropOldest discards the oldest queued frame to make room for the newest (live sources:
 	// results stay current, latency stays bounded).
-	DropOldest
+	DropOldest = config.DropOldest
 )
-
-func (p DropPolicy) String() string {
-	if p == DropOldest {
-		return "oldest"
-	}
-	return "block"
-}
 
 // item is one frame on its way to inference: either already preprocessed into slot (CPU path)
 // or still a frame the inference worker preprocesses itself (GPU path).

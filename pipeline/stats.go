@@ -1,44 +1,28 @@
 package pipeline
 
 import (
+	"github.com/vinfer/vinfer/internal/defs"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// DropReason says why a frame did not reach inference.
-type DropReason uint8
-
-// Drop reasons, each counted per stream.
+// Drop reasons (defs.DropReason), re-exported for the pipeline's callers.
 const (
-	DropQueueFull   DropReason = iota // inference behind a live stream: oldest queued frame dropped
-	DropInterval                      // skipped by the stream's inference interval (every Nth frame)
-	DropFPSCap                        // over the stream's max_fps
-	DropDecodeError                   // the access unit could not be decoded
-	DropInferError                    // the inference run failed
-	DropShutdown                      // decoded while the stream was stopping
-	numDropReasons
+	DropQueueFull   = defs.DropQueueFull
+	DropInterval    = defs.DropInterval
+	DropFPSCap      = defs.DropFPSCap
+	DropDecodeError = defs.DropDecodeError
+	DropInferError  = defs.DropInferError
+	DropShutdown    = defs.DropShutdown
 )
-
-var dropReasonNames = [numDropReasons]string{"queue_full", "interval", "fps_cap", "decode_error", "infer_error", "shutdown"}
-
-func (r DropReason) String() string { return dropReasonNames[r] }
-
-// DropReasons lists every reason, in order, for reporting.
-func DropReasons() []DropReason {
-	out := make([]DropReason, numDropReasons)
-	for i := range out {
-		out[i] = DropReason(i)
-	}
-	return out
-}
 
 // StreamStats are one stream's counters, updated atomically by its stages.
 type StreamStats struct {
 	AccessUnits atomic.Int64
 	Decoded     atomic.Int64
 	Inferred    atomic.Int64
-	Dropped     [numDropReasons]atomic.Int64
+	Dropped     [defs.NumDropReasons]atomic.Int64
 	Detections  atomic.Int64
 	// LatencyNanos sums frame→result latency over inferred frames.
 	LatencyNanos atomic.Int64
@@ -85,4 +69,14 @@ func (s *StreamStats) countClass(label string) {
 	s.mu.Lock()
 	s.perClass[label]++
 	s.mu.Unlock()
+}
+
+// Counters returns a snapshot of the counters.
+func (s *StreamStats) Counters() defs.StreamCounters {
+	c := defs.StreamCounters{AccessUnits: s.AccessUnits.Load(), Decoded: s.Decoded.Load(),
+		Inferred: s.Inferred.Load(), Detections: s.Detections.Load(), LatencyNanos: s.LatencyNanos.Load()}
+	for i := range s.Dropped {
+		c.Dropped[i] = s.Dropped[i].Load()
+	}
+	return c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vinfer/vinfer/config"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -31,9 +32,10 @@ type Preprocessor interface {
 	Run(f *frame.Frame, dst []float32) (preprocess.Transform, error)
 }
 
-// StreamConfig is one stream as the pipeline runs it.
+// StreamConfig is one stream as the pipeline runs it: its declaration and what runs it.
 type StreamConfig struct {
-	ID     string
+	config.Stream
+	// Source delivers the access units (package source's registry opens it).
 	Source source.Source
 	// NewDecoder makes the decoder for the stream's codec, on the first access unit (a live
 	// source may only learn its codec then) and again if the codec changes. The pipeline closes
@@ -42,22 +44,11 @@ type StreamConfig struct {
 	// Preprocessor runs on the stream's goroutine (CPU path), in parallel with other streams;
 	// nil: a CPU preprocessor for the model's spec.
 	Preprocessor Preprocessor
-	// Model is the name of the engine this stream feeds.
-	Model string
-	// Interval infers every Nth frame (0 or 1: every frame).
-	Interval int
-	// MaxFPS caps inferred frames per second of stream time (0: no cap).
-	MaxFPS float64
-	// Policy when inference falls behind; live sources default to DropOldest, files to Block.
-	Policy DropPolicy
 	// QueueDepth is the most frames waiting for inference (default 2).
 	QueueDepth int
-	// DeviceFrames marks a decoder whose frames live in the memory of GPU Device
-	// (frame.Frame.OnDevice): they are queued as frames, without an input slot or
-	// preprocessing here, and the model's runner for that device (Options.DeviceEngine, a
-	// FrameRunner) preprocesses each batch itself.
-	DeviceFrames bool
-	// Device is the GPU ordinal of DeviceFrames.
+	// Device is the GPU ordinal whose memory holds the frames of a stream decoded on a GPU
+	// (Stream.OnGPU): they are queued as frames, without an input slot or preprocessing here,
+	// and the model's runner for that device (a FrameRunner) preprocesses each batch itself.
 	Device int
 }
 
@@ -80,7 +71,9 @@ type stream struct {
 	dec       VideoDecoder
 	codec     media.Codec
 	keepFrame bool                            // the model has cascades: the frame is kept until they ran
+	policy    DropPolicy                      // resolved from the declaration and the source
 	inflight  atomic.Int64                    // items queued or in an inference batch
+	idle      chan struct{}                   // signalled when inflight drops to 0
 	decStart  time.Time                       // decoder work for the next emitted frame began here
 	poolOf    interface{ Pool() *frame.Pool } // the decoder, when it has a frame pool
 	pool      atomic.Pointer[frame.Pool]      // its current pool (metrics)
@@ -179,7 +172,7 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		}
 		it := item{st: s, index: f.Index, pts: f.PTS, wallclock: f.Wallclock,
 			width: f.Width, height: f.Height, decoded: time.Now(), decodeDur: decodeDur}
-		if s.cfg.DeviceFrames {
+		if s.cfg.OnGPU() {
 			return s.queueFrame(ctx, it, f)
 		}
 		slot, ok := s.takeSlot(ctx)
@@ -207,7 +200,7 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 // recycled and counted as queue_full; at shutdown it is recycled itself and counted.
 func (s *stream) enqueue(ctx context.Context, it item) error {
 	s.inflight.Add(1)
-	dropped, wasDropped, ok := s.q.push(ctx, it, s.cfg.Policy)
+	dropped, wasDropped, ok := s.q.push(ctx, it, s.policy)
 	if !ok {
 		s.recycle(it)
 		s.stats.Dropped[DropShutdown].Add(1)
@@ -228,7 +221,7 @@ func (s *stream) takeSlot(ctx context.Context) ([]float32, bool) {
 		return sl, true
 	default:
 	}
-	if s.cfg.Policy == DropOldest {
+	if s.policy == DropOldest {
 		if it, ok := s.q.popOldest(); ok {
 			s.stats.Dropped[DropQueueFull].Add(1)
 			slot := it.slot
@@ -253,7 +246,14 @@ func (s *stream) recycle(it item) {
 	if it.frame != nil {
 		it.frame.Release()
 	}
-	s.inflight.Add(-1)
+	s.done1()
+}
+
+// done1 marks one item no longer in flight and wakes finish when none is left.
+func (s *stream) done1() {
+	if s.inflight.Add(-1) == 0 {
+		signal(s.idle)
+	}
 }
 
 func (s *stream) keepLatest(f *frame.Frame) {

@@ -130,7 +130,7 @@ func (m *modelRunner) infer(batch []item) {
 		}
 		it.st.stats.Inferred.Add(1)
 		m.p.results <- resultMsg{r: m.results[b], st: it.st}
-		it.st.inflight.Add(-1)
+		it.st.done1()
 	}
 }
 

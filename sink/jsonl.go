@@ -3,6 +3,10 @@ package sink
 import (
 	"bufio"
 	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/vinfer/vinfer/config"
 )
 
 // JSONL writes one JSON object per line (JSON Lines) to W. Output is buffered; call Flush at the
@@ -10,13 +14,19 @@ import (
 type JSONL struct {
 	W    io.Writer
 	Live bool
+	// AllFrames writes every result; otherwise only results with detections.
+	AllFrames bool
 
-	bw  *bufio.Writer
-	buf []byte
+	bw     *bufio.Writer
+	buf    []byte
+	closer io.Closer
 }
 
 // Write encodes r as one line.
 func (j *JSONL) Write(r *Result) error {
+	if !j.AllFrames && len(r.Detections) == 0 {
+		return nil
+	}
 	if j.bw == nil {
 		j.bw = bufio.NewWriterSize(j.W, 64<<10)
 		j.buf = make([]byte, 0, 4096)
@@ -38,3 +48,46 @@ func (j *JSONL) Flush() error {
 	}
 	return j.bw.Flush()
 }
+
+// Close flushes and closes the file JSONLKind opened.
+func (j *JSONL) Close() error {
+	err := j.Flush()
+	if j.closer != nil {
+		if cerr := j.closer.Close(); err == nil {
+			err = cerr
+		}
+		j.closer = nil
+	}
+	return err
+}
+
+// JSONLSettings are the settings of a jsonl sink.
+type JSONLSettings struct {
+	// Path is a file (created or truncated), or "-" (the default) for standard output.
+	Path string `yaml:"path"`
+	// AllFrames writes every inferred frame, not only frames with detections.
+	AllFrames bool `yaml:"all_frames"`
+}
+
+// JSONLKind is the jsonl sink: {type: jsonl, path: FILE|-, all_frames: bool}.
+var JSONLKind = Kind{Type: "jsonl", Open: func(decl config.Sink, env Env) (Sink, error) {
+	var s JSONLSettings
+	if err := decl.Decode(&s); err != nil {
+		return nil, err
+	}
+	j := &JSONL{AllFrames: s.AllFrames}
+	if s.Path == "" || s.Path == "-" {
+		j.W, j.Live = env.Stdout, true
+		return j, nil
+	}
+	path := s.Path
+	if !filepath.IsAbs(path) && env.Dir != "" {
+		path = filepath.Join(env.Dir, path)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	j.W, j.closer = f, f
+	return j, nil
+}}

@@ -11,10 +11,6 @@ import (
 	"github.com/vinfer/vinfer/metrics"
 )
 
-// newMetrics returns vinfer's Prometheus metrics; pass its OnBatch and OnResult hooks to
-// app.New so the per-frame histograms fill, then give it to startAPI to serve on /metrics.
-func newMetrics() *metrics.Metrics { return metrics.New() }
-
 // startAPI serves the HTTP API, /metrics, /debug and the web page on addr (api.DefaultAddr,
 // 127.0.0.1:8080, when empty) until ctx ends or the returned Closer is closed. With a token,
 // requests must carry it as a bearer token.

@@ -15,7 +15,6 @@ import (
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/imageio"
 	"github.com/vinfer/vinfer/model"
-	"github.com/vinfer/vinfer/pipeline"
 	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/sink"
 )
@@ -49,7 +48,9 @@ func detectCmd(args []string) error {
 		return err
 	}
 	if *family != "" {
-		decl.Family = *family
+		if err := decl.Family.UnmarshalText([]byte(*family)); err != nil {
+			return err
+		}
 	}
 	if *labels != "" {
 		decl.Labels = *labels
@@ -98,7 +99,7 @@ func detectImage(decl config.Model, path string) error {
 	}
 	r := &sink.Result{Stream: path, Width: f.Width, Height: f.Height, Model: m.Name,
 		Detections: dec.Decode(outs, 0, tr, nil)}
-	j := &sink.JSONL{W: os.Stdout}
+	j := &sink.JSONL{W: os.Stdout, AllFrames: true}
 	if err := j.Write(r); err != nil {
 		return err
 	}
@@ -107,23 +108,40 @@ func detectImage(decl config.Model, path string) error {
 
 func detectVideo(decl config.Model, path string) error {
 	cfg := &config.Config{Models: []config.Model{decl},
-		Streams: []config.Stream{{ID: path, Source: path, Model: decl.Name, Drop: "block"}}}
-	j := &sink.JSONL{W: os.Stdout}
-	a := app.New(context.Background(), cfg, app.Options{Sinks: []sink.Sink{j}, Log: slog.New(slog.DiscardHandler)}) // its one error is returned
+		Streams: []config.Stream{{ID: "video", Source: path, Model: decl.Name, Drop: config.DropBlock}}}
+	j := &sink.JSONL{W: os.Stdout, AllFrames: true}
+	a, err := app.New(context.Background(), cfg, app.Options{Sinks: []sink.Sink{sourceAs{j, path}}, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
 	if err := a.AddStream(cfg.Streams[0]); err != nil {
 		a.Stop()
 		return err
 	}
 	start := time.Now()
-	a.Pipeline.Wait()
-	streams := a.Pipeline.Streams()
-	err := a.Stop()
+	a.Wait(context.Background())
+	streams := a.Streams()
+	err = a.Stop()
 	if ferr := j.Flush(); err == nil {
 		err = ferr
 	}
 	if len(streams) == 1 && streams[0].Err != nil {
 		return streams[0].Err
 	}
-	pipeline.Summary(os.Stderr, streams, time.Since(start))
+	summary(os.Stderr, streams, time.Since(start))
+	return err
+}
+
+// sourceAs writes results naming the input path as their source.
+type sourceAs struct {
+	s    sink.Sink
+	name string
+}
+
+func (w sourceAs) Write(r *sink.Result) error {
+	id := r.Stream
+	r.Stream = w.name
+	err := w.s.Write(r)
+	r.Stream = id
 	return err
 }

@@ -18,11 +18,12 @@ import (
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/cuda"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/internal/ffmpeg"
 	"github.com/vinfer/vinfer/internal/ort"
+	"github.com/vinfer/vinfer/internal/redact"
+	"github.com/vinfer/vinfer/metrics"
 	"github.com/vinfer/vinfer/model"
-	"github.com/vinfer/vinfer/pipeline"
-	"github.com/vinfer/vinfer/sink"
 )
 
 func runCmd(args []string) error {
@@ -66,31 +67,22 @@ func runCmd(args []string) error {
 		cfg.Output.HTTP = defaultHTTP
 	}
 
-	var sinks []sink.Sink
-	var flush func() error
+	// The JSON Lines output: output.jsonl (default stdout) or --jsonl, every frame with
+	// --all-frames, else frames with detections.
 	if out := cfg.Output.JSONL; out != "none" {
-		var w io.Writer = os.Stdout
-		if out != "" && out != "-" {
-			f, err := os.Create(out)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			w = f
+		if out == "" {
+			out = "-"
 		}
-		j := &sink.JSONL{W: w, Live: w == os.Stdout}
-		flush = j.Flush
-		if *all {
-			sinks = append(sinks, j)
-		} else {
-			sinks = append(sinks, eventsOnly{j})
-		}
+		cfg.Output.Sinks = append([]config.Sink{config.NewSink("jsonl", map[string]any{"path": out, "all_frames": *all})}, cfg.Output.Sinks...)
 	}
+	cfg.Output.JSONL = "none"
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	mx := newMetrics() // Prometheus metrics (api.go), fed by the pipeline's hooks
-	a := app.New(context.Background(), cfg, app.Options{Sinks: sinks, Log: log, KeepLatest: httpOn,
-		OnBatch: mx.OnBatch, OnResult: mx.OnResult, WatchModels: true})
+	mx := metrics.New() // Prometheus metrics, fed as the pipeline's observer
+	a, err := app.New(context.Background(), cfg, app.Options{Log: log, KeepLatest: httpOn, Observer: mx, WatchModels: true})
+	if err != nil {
+		return err
+	}
 	if err := a.Registry.Preload(false); err != nil {
 		a.Stop()
 		return err
@@ -110,9 +102,9 @@ func runCmd(args []string) error {
 		return errors.Join(errs...)
 	}
 	for _, err := range errs {
-		log.Error(err.Error())
+		log.Error(redactAll(err.Error(), cfg.Streams))
 	}
-	gpus := a.GPUs.Opened()
+	gpus := a.Devices.Opened()
 	var gpuBefore cuda.Stats // after the GPU models' load and warm-up
 	if len(gpus) > 0 {
 		gpuBefore = cuda.ReadStats()
@@ -143,22 +135,17 @@ func runCmd(args []string) error {
 		if tty {
 			every = time.Second
 		}
-		(&pipeline.Progress{P: a.Pipeline, W: os.Stderr, Terminal: tty, Interval: every}).Run(progressDone)
+		(&progress{P: a, W: os.Stderr, Terminal: tty, Interval: every}).Run(progressDone)
 	}()
-	ended := make(chan struct{})
-	go func() { a.Pipeline.Wait(); close(ended) }()
 	if serve || hasLive(a) {
 		<-ctx.Done() // serve until SIGINT/SIGTERM
 	} else {
-		select {
-		case <-ended:
-		case <-ctx.Done():
-		}
+		a.Wait(ctx)
 	}
 	if ctx.Err() != nil {
 		log.Info("stopping: draining in-flight frames")
 	}
-	streams := a.Pipeline.Streams()
+	streams := a.Streams()
 	var gpuMem []string // device memory in use at the end, before anything is freed
 	for _, d := range gpus {
 		if free, total, err := d.MemInfo(); err == nil {
@@ -168,29 +155,20 @@ func runCmd(args []string) error {
 	err = a.Stop()
 	close(progressDone)
 	<-progressStopped
-	if flush != nil {
-		if ferr := flush(); err == nil {
-			err = ferr
-		}
-	}
-	pipeline.Summary(os.Stderr, streams, time.Since(start))
+	summary(os.Stderr, streams, time.Since(start))
 	if len(gpus) > 0 {
-		gpuSummary(os.Stderr, a.Config, streams, cuda.ReadStats().Sub(gpuBefore), gpuMem)
+		gpuSummary(os.Stderr, streams, cuda.ReadStats().Sub(gpuBefore), gpuMem)
 	}
 	return err
 }
 
 // gpuSummary prints the GPU path's traffic since the streams started: every host↔device copy
 // and device allocation vinfer made, per frame inferred from nvdec streams.
-func gpuSummary(w io.Writer, cfg *config.Config, streams []pipeline.StreamStatus, st cuda.Stats, mem []string) {
-	onGPU := map[string]bool{}
-	for _, s := range cfg.Streams {
-		onGPU[s.ID] = s.OnGPU()
-	}
+func gpuSummary(w io.Writer, streams []defs.StreamInfo, st cuda.Stats, mem []string) {
 	var frames int64
 	for _, s := range streams {
-		if onGPU[s.ID] {
-			frames += s.Stats.Inferred.Load()
+		if s.Device >= 0 {
+			frames += s.Counters.Inferred
 		}
 	}
 	per := func(n uint64) float64 { return float64(n) / float64(max(frames, 1)) }
@@ -204,18 +182,8 @@ func gpuSummary(w io.Writer, cfg *config.Config, streams []pipeline.StreamStatus
 // defaultHTTP is where the API listens unless told otherwise.
 const defaultHTTP = "127.0.0.1:8080"
 
-// eventsOnly forwards results that have detections.
-type eventsOnly struct{ s sink.Sink }
-
-func (e eventsOnly) Write(r *sink.Result) error {
-	if len(r.Detections) == 0 {
-		return nil
-	}
-	return e.s.Write(r)
-}
-
 func hasLive(a *app.App) bool {
-	for _, s := range a.Pipeline.Streams() {
+	for _, s := range a.Streams() {
 		if s.Live {
 			return true
 		}
@@ -274,4 +242,10 @@ func versionCmd() error {
 
 var version = "dev"
 
-var _ = fmt.Sprint
+// redactAll removes the credentials of every stream's source from a message.
+func redactAll(msg string, streams []config.Stream) string {
+	for _, s := range streams {
+		msg = redact.Message(msg, s.Source)
+	}
+	return msg
+}

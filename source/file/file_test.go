@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vinfer/vinfer/internal/h26x"
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
-	"github.com/vinfer/vinfer/source/internal/h26x"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
 )
 
 // clips are the repository's videos with the facts of assets/MANIFEST.md §3: access units in

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
+	"github.com/vinfer/vinfer/internal/sourcetest"
 )
 
 // FuzzRead opens arbitrary bytes as a file and reads what it can: Init and Read may fail, but

@@ -1,8 +1,8 @@
 package file
 
 import (
+	"github.com/vinfer/vinfer/internal/h26x"
 	"github.com/vinfer/vinfer/media"
-	"github.com/vinfer/vinfer/source/internal/h26x"
 )
 
 // paramSets puts the parameter sets a demuxer found (the Annex-B extradata of MPEG-TS and raw

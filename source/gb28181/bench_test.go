@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source/gb28181/ps"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
 	"github.com/vinfer/vinfer/source/internal/udpmux"
 	"github.com/vinfer/vinfer/source/live"
 	"github.com/vinfer/vinfer/source/rtp"

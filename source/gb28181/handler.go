@@ -6,9 +6,9 @@ import (
 
 	pionrtp "github.com/pion/rtp"
 
+	"github.com/vinfer/vinfer/internal/h26x"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source/gb28181/ps"
-	"github.com/vinfer/vinfer/source/internal/h26x"
 	"github.com/vinfer/vinfer/source/live"
 	"github.com/vinfer/vinfer/source/rtp"
 	"github.com/vinfer/vinfer/source/timestamp"

@@ -8,8 +8,8 @@ import (
 
 	pionrtp "github.com/pion/rtp"
 
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/source/gb28181/ps"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
 	"github.com/vinfer/vinfer/source/rtp"
 )
 

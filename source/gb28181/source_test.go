@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source/gb28181/ps"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
 )
 
 var clips = []string{"videos/car-detection.mp4", "videos/person-bicycle-car_hevc.mp4"}

@@ -10,8 +10,8 @@ import (
 	"github.com/bluenviron/gortsplib/v5/pkg/format/rtph265"
 	pionrtp "github.com/pion/rtp"
 
+	"github.com/vinfer/vinfer/internal/h26x"
 	"github.com/vinfer/vinfer/media"
-	"github.com/vinfer/vinfer/source/internal/h26x"
 	"github.com/vinfer/vinfer/source/live"
 	"github.com/vinfer/vinfer/source/timestamp"
 )

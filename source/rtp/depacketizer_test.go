@@ -7,8 +7,8 @@ import (
 
 	pionrtp "github.com/pion/rtp"
 
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
 	"github.com/vinfer/vinfer/source/live"
 )
 

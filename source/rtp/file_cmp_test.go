@@ -7,10 +7,10 @@ import (
 	"io"
 	"testing"
 
+	"github.com/vinfer/vinfer/internal/h26x"
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source/file"
-	"github.com/vinfer/vinfer/source/internal/h26x"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
 )
 
 // TestFileSourceEquivalence ties the byte-exact checks of the live sources (against

@@ -8,7 +8,7 @@ import (
 
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/frame"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/source/live"
 )
 
@@ -107,7 +107,9 @@ func TestSourceLoss(t *testing.T) {
 	st := src.Stats()
 	t.Logf("relay dropped %d of %d packets; matcher: %d matched, %d skipped, %d discontinuities; stats %+v",
 		relay.Dropped.Load(), relay.Dropped.Load()+relay.Passed.Load(), m.Matched, m.Skipped, m.Discontinuities, st)
-	if relay.Dropped.Load() == 0 || st.Lost != uint64(relay.Dropped.Load()) {
+	// Every packet the relay dropped is counted lost; a loaded host may drop more in the
+	// socket buffer, which is loss too.
+	if relay.Dropped.Load() == 0 || st.Lost < uint64(relay.Dropped.Load()) {
 		t.Fatalf("lost %d, relay dropped %d", st.Lost, relay.Dropped.Load())
 	}
 	if m.Discontinuities == 0 || st.Discontinuities != uint64(m.Discontinuities) || st.Dropped == 0 || st.TimestampJumps != 0 {

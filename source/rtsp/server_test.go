@@ -13,8 +13,8 @@ import (
 	"github.com/bluenviron/gortsplib/v5/pkg/liberrors"
 	pionrtp "github.com/pion/rtp"
 
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
 )
 
 // testServer is a gortsplib RTSP server on loopback that serves one clip over TCP and UDP,

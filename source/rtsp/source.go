@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/pion/rtcp"
 	pionrtp "github.com/pion/rtp"
 
+	"github.com/vinfer/vinfer/internal/redact"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source"
 	"github.com/vinfer/vinfer/source/live"
@@ -91,7 +91,7 @@ func (e permanentError) Unwrap() error { return e.error }
 // error for a URL that does not parse or an unknown transport; connection failures are not
 // errors (they are retried).
 func (s *Source) Init() error {
-	s.redacted = Redact(s.URL)
+	s.redacted = redact.URL(s.URL)
 	u, err := base.ParseURL(s.URL)
 	if err != nil {
 		return fmt.Errorf("rtsp: URL %s: %v", s.redacted, s.redactErr(err))
@@ -292,18 +292,10 @@ func (s *Source) redactErr(err error) error {
 		return nil
 	}
 	msg := err.Error()
-	clean := msg
-	if s.u != nil && s.u.User != nil {
-		if p, ok := s.u.User.Password(); ok && p != "" {
-			clean = strings.ReplaceAll(clean, p, redacted)
-		}
-		clean = strings.ReplaceAll(clean, s.u.User.String(), redacted)
+	if clean := redact.Message(msg, s.URL); clean != msg {
+		return errors.New(clean)
 	}
-	clean = strings.ReplaceAll(clean, s.URL, s.redacted)
-	if clean == msg {
-		return err
-	}
-	return errors.New(clean)
+	return err
 }
 
 // Read returns the next access unit (Annex-B, parameter sets before key frames), blocking until

@@ -14,8 +14,8 @@ import (
 
 	"github.com/bluenviron/gortsplib/v5/pkg/format"
 
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
 	"github.com/vinfer/vinfer/source/live"
 )
 

@@ -3,8 +3,8 @@ package ps
 import (
 	"encoding/binary"
 
+	"github.com/vinfer/vinfer/internal/h26x"
 	"github.com/vinfer/vinfer/media"
-	"github.com/vinfer/vinfer/source/internal/h26x"
 )
 
 // DefaultMaxFrame bounds the size of one video frame (a 4K key frame is a few MiB).

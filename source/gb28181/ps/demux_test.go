@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
-	"github.com/vinfer/vinfer/source/internal/sourcetest"
 )
 
 var clips = []string{"videos/car-detection.mp4", "videos/person-bicycle-car_hevc.mp4"}

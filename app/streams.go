@@ -1,0 +1,47 @@
+package app
+
+import (
+	"github.com/vinfer/vinfer/internal/defs"
+	"github.com/vinfer/vinfer/pipeline"
+	"github.com/vinfer/vinfer/source/live"
+)
+
+// liveSource is implemented by network sources (RTSP, RTP, GB28181) that count packets, loss
+// and reconnects.
+type liveSource interface {
+	Stats() live.Stats
+}
+
+// Streams returns a snapshot of every stream, in the order they were added.
+func (a *App) Streams() []defs.StreamInfo {
+	sts := a.Pipeline.Streams()
+	out := make([]defs.StreamInfo, len(sts))
+	for i := range sts {
+		out[i] = streamInfo(&sts[i])
+	}
+	return out
+}
+
+// Stream returns one stream's snapshot.
+func (a *App) Stream(id string) (defs.StreamInfo, bool) {
+	st, ok := a.Pipeline.Stream(id)
+	if !ok {
+		return defs.StreamInfo{}, false
+	}
+	return streamInfo(&st), true
+}
+
+func streamInfo(st *pipeline.StreamStatus) defs.StreamInfo {
+	si := defs.StreamInfo{Decl: st.Decl, Live: st.Live, Err: st.Err, Started: st.Started,
+		Elapsed: st.Stats.Elapsed(), Ended: st.Ended, Queue: st.Queue, Counters: st.Stats.Counters(),
+		Classes: st.Stats.PerClass(), Device: st.Device}
+	if st.Pool != nil {
+		ps := st.Pool.Stats()
+		si.Pool = &ps
+	}
+	if ls, ok := st.Source.(liveSource); ok {
+		ss := ls.Stats()
+		si.Source = &ss
+	}
+	return si
+}

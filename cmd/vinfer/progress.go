@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"github.com/vinfer/vinfer/internal/defs"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// progress prints one status line per interval: per-stream and total inferred fps and drops.
+// On a terminal the line is redrawn in place (\r); otherwise one line per interval.
+type progress struct {
+	P        defs.Streams
+	W        io.Writer
+	Terminal bool
+	Interval time.Duration
+
+	last     map[string]int64
+	lastTime time.Time
+	start    time.Time
+}
+
+// Run prints until done is closed, then prints a final newline on a terminal.
+func (pr *progress) Run(done <-chan struct{}) {
+	if pr.Interval <= 0 {
+		pr.Interval = time.Second
+	}
+	pr.start, pr.lastTime, pr.last = time.Now(), time.Now(), map[string]int64{}
+	t := time.NewTicker(pr.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			if pr.Terminal {
+				fmt.Fprint(pr.W, "\n")
+			}
+			return
+		case <-t.C:
+			pr.print()
+		}
+	}
+}
+
+func (pr *progress) print() {
+	now := time.Now()
+	dt := now.Sub(pr.lastTime).Seconds()
+	pr.lastTime = now
+	var b strings.Builder
+	var total float64
+	var dropped int64
+	streams := pr.P.Streams()
+	shown := 0
+	for _, s := range streams {
+		id, c := s.Decl.ID, &s.Counters
+		fps := float64(c.Inferred-pr.last[id]) / dt
+		pr.last[id] = c.Inferred
+		total += fps
+		for _, r := range defs.DropReasons() {
+			if !r.Shed() {
+				dropped += c.Dropped[r]
+			}
+		}
+		if s.Ended {
+			continue // finished streams leave the line
+		}
+		if shown++; shown <= 8 {
+			fmt.Fprintf(&b, "%s %.1f fps  ", id, fps)
+		}
+	}
+	if shown > 8 {
+		fmt.Fprintf(&b, "(+%d streams)  ", shown-8)
+	}
+	line := fmt.Sprintf("[%6.1fs] %stotal %.1f fps  dropped %d", now.Sub(pr.start).Seconds(), b.String(), total, dropped)
+	if pr.Terminal {
+		fmt.Fprintf(pr.W, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintln(pr.W, line)
+	}
+}
+
+// summary writes the end-of-run report: per stream frames decoded and inferred, fps, drops by
+// reason, mean latency and detections per class.
+func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration) {
+	var decoded, inferred int64
+	classes := map[string]int64{}
+	fmt.Fprintf(w, "summary: %d stream(s) in %.2fs\n", len(streams), elapsed.Seconds())
+	for _, s := range streams {
+		st := &s.Counters
+		d, n := st.Decoded, st.Inferred
+		decoded += d
+		inferred += n
+		lat := st.MeanLatency()
+		id := s.Decl.ID
+		if len(id) > 24 {
+			id = "…" + id[len(id)-23:]
+		}
+		fmt.Fprintf(w, "  %-24s model %-12s decoded %6d  inferred %6d  %7.1f fps  latency %6.1f ms",
+			id, s.Decl.Model, d, n, float64(n)/s.Elapsed.Seconds(), float64(lat)/1e6)
+		for _, r := range defs.DropReasons() {
+			if c := st.Dropped[r]; c > 0 {
+				fmt.Fprintf(w, "  %s %d", r, c)
+			}
+		}
+		if s.Err != nil {
+			fmt.Fprintf(w, "  error: %v", s.Err)
+		}
+		fmt.Fprintln(w)
+		for k, v := range s.Classes {
+			classes[k] += v
+		}
+	}
+	fmt.Fprintf(w, "  total: decoded %d frames, inferred %d (%.1f fps)\n", decoded, inferred, float64(inferred)/elapsed.Seconds())
+	if len(classes) > 0 {
+		names := make([]string, 0, len(classes))
+		for k := range classes {
+			names = append(names, k)
+		}
+		sort.Slice(names, func(i, j int) bool { return classes[names[i]] > classes[names[j]] })
+		fmt.Fprint(w, "  detections per class:")
+		for _, k := range names {
+			fmt.Fprintf(w, " %s %d", k, classes[k])
+		}
+		fmt.Fprintln(w)
+	}
+}

@@ -1,0 +1,96 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Output selects where results go.
+type Output struct {
+	// JSONL is shorthand for a jsonl sink: a file path, "-" for stdout (the default), "none".
+	JSONL string `yaml:"jsonl,omitempty" json:"jsonl,omitempty"`
+	// Sinks are further outputs, each of a kind registered in package sink.
+	Sinks []Sink `yaml:"sinks,omitempty" json:"sinks,omitempty"`
+	// Progress prints a live progress line on stderr (default true when stderr is a terminal).
+	Progress *bool `yaml:"progress,omitempty" json:"progress,omitempty"`
+	// HTTP is the API server address (e.g. 127.0.0.1:8080); "none" disables it.
+	HTTP string `yaml:"http,omitempty" json:"http,omitempty"`
+	// Token, when set, is the bearer token the API requires.
+	Token string `yaml:"token,omitempty" json:"-"`
+}
+
+// ErrSinkType is wrapped when a sink declaration has no type.
+var ErrSinkType = errors.New("sink: type is required")
+
+// Sink declares one output: its type selects the kind (package sink's registry), which decodes
+// the other fields itself with Decode.
+type Sink struct {
+	Type   string
+	params map[string]any
+}
+
+// UnmarshalYAML implements yaml.InterfaceUnmarshaler.
+func (s *Sink) UnmarshalYAML(unmarshal func(any) error) error {
+	var m map[string]any
+	if err := unmarshal(&m); err != nil {
+		return err
+	}
+	return s.set(m)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (s *Sink) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	return s.set(m)
+}
+
+// MarshalYAML implements yaml.InterfaceMarshaler.
+func (s Sink) MarshalYAML() (any, error) { return s.fields(), nil }
+
+// MarshalJSON implements json.Marshaler.
+func (s Sink) MarshalJSON() ([]byte, error) { return json.Marshal(s.fields()) }
+
+func (s *Sink) set(m map[string]any) error {
+	t, ok := m["type"].(string)
+	if !ok || t == "" {
+		return ErrSinkType
+	}
+	delete(m, "type")
+	s.Type, s.params = t, m
+	return nil
+}
+
+func (s Sink) fields() map[string]any {
+	m := map[string]any{"type": s.Type}
+	for k, v := range s.params {
+		m[k] = v
+	}
+	return m
+}
+
+// Decode decodes the sink's fields other than type into v (a pointer to the kind's settings
+// struct with yaml tags), strictly: an unknown field is an error naming it.
+func (s Sink) Decode(v any) error {
+	if len(s.params) == 0 {
+		return nil
+	}
+	b, err := yaml.Marshal(s.params)
+	if err != nil {
+		return fmt.Errorf("sink %s: %w", s.Type, err)
+	}
+	if err := yaml.UnmarshalWithOptions(b, v, yaml.Strict()); err != nil {
+		return fmt.Errorf("sink %s: %s", s.Type, yaml.FormatError(err, false, false))
+	}
+	return nil
+}
+
+// NewSink returns the declaration of a sink of type typ with the given settings.
+func NewSink(typ string, settings map[string]any) Sink {
+	return Sink{Type: typ, params: settings}
+}

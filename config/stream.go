@@ -1,0 +1,102 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+)
+
+// Stream declares one video stream. The same type is read from configuration files (YAML), sent
+// to and returned by the HTTP API (JSON, same field names) and run by the pipeline.
+type Stream struct {
+	// ID names the stream in URLs, events, metrics and file names: 1–64 letters, digits, '.',
+	// '_' or '-'.
+	ID string `yaml:"id" json:"id"`
+	// Source is a file path or a URL whose scheme selects the source kind (package source's
+	// registry): file://, rtsp://, rtp://, gb28181://. Each kind parses its own parameters.
+	Source string `yaml:"source" json:"source"`
+	// Model is the name of a declared model.
+	Model string `yaml:"model" json:"model"`
+	// Loop restarts a file at its end.
+	Loop bool `yaml:"loop,omitempty" json:"loop,omitempty"`
+	// Interval infers every Nth decoded frame (0 or 1: every frame).
+	Interval int `yaml:"interval,omitempty" json:"interval,omitempty"`
+	// MaxFPS caps inferred frames per second of stream time (0: no cap).
+	MaxFPS float64 `yaml:"max_fps,omitempty" json:"max_fps,omitempty"`
+	// Drop is the policy when inference falls behind.
+	Drop DropPolicy `yaml:"drop,omitempty" json:"drop,omitempty"`
+	// Transport is how an RTSP source receives media.
+	Transport Transport `yaml:"transport,omitempty" json:"transport,omitempty"`
+	// Decoder is cpu (default) or nvdec.
+	Decoder Decoder `yaml:"decoder,omitempty" json:"decoder,omitempty"`
+	// GPU is the CUDA device ordinal of an nvdec stream (after CUDA_VISIBLE_DEVICES); nil:
+	// round-robin over every visible GPU.
+	GPU *int `yaml:"gpu,omitempty" json:"gpu,omitempty"`
+}
+
+// idPattern is what a stream id may hold (it appears in URL paths and file names).
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// Stream errors.
+var (
+	ErrStreamID     = errors.New("id must be 1–64 letters, digits, '.', '_' or '-'")
+	ErrNoSource     = errors.New("source is required")
+	ErrNoModel      = errors.New("model is required")
+	ErrUnknownModel = errors.New("is not declared under models")
+)
+
+// OnGPU reports whether the stream decodes on a GPU (decoder: nvdec).
+func (s *Stream) OnGPU() bool { return s.Decoder == DecoderNVDEC }
+
+// Validate checks the stream's own fields (enumerations were checked when decoded).
+func (s *Stream) Validate() error {
+	var errs []error
+	if s.ID == "" {
+		errs = append(errs, fmt.Errorf("id is required (%w)", ErrStreamID))
+	} else if !idPattern.MatchString(s.ID) || s.ID == "." || s.ID == ".." {
+		errs = append(errs, fmt.Errorf("id %q: %w", s.ID, ErrStreamID))
+	}
+	if s.Source == "" {
+		errs = append(errs, ErrNoSource)
+	}
+	if s.Model == "" {
+		errs = append(errs, ErrNoModel)
+	}
+	if s.Interval < 0 {
+		errs = append(errs, fmt.Errorf("interval %d must be ≥ 1 (or 0 for every frame)", s.Interval))
+	}
+	if s.MaxFPS < 0 || math.IsNaN(s.MaxFPS) || math.IsInf(s.MaxFPS, 0) {
+		errs = append(errs, fmt.Errorf("max_fps %v must be a number ≥ 0", s.MaxFPS))
+	}
+	if s.GPU != nil {
+		switch {
+		case *s.GPU < 0:
+			errs = append(errs, fmt.Errorf("gpu %d must be a device ordinal ≥ 0 (or left out to spread streams over every GPU)", *s.GPU))
+		case !s.OnGPU():
+			errs = append(errs, errors.New("gpu applies to decoder: nvdec only (this stream decodes on the CPU)"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckModel checks that model m can serve stream s: a stream decoded on a GPU keeps its frames
+// in device memory, so its model must run on ONNX Runtime's CUDA provider and have no cascade
+// (cascades crop host frames).
+func (s *Stream) CheckModel(m *Model) error {
+	if !s.OnGPU() {
+		return nil
+	}
+	var errs []error
+	if m.Provider != ProviderCUDA {
+		prov := m.Provider.String()
+		if m.Provider == ProviderCPU {
+			prov = "cpu, the default"
+		}
+		errs = append(errs, fmt.Errorf("decoder nvdec keeps frames in GPU memory, so model %q needs provider: cuda (it has %s); or use decoder: cpu", m.Name, prov))
+	}
+	if len(m.Cascade) > 0 {
+		errs = append(errs, fmt.Errorf("model %q has a cascade, which crops frames in host memory: use decoder: cpu for this stream", m.Name))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,109 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+)
+
+// TestStreamSameInYAMLAndJSON: the config file and the HTTP API carry one stream shape with the
+// same field names, and every field survives a round trip through both.
+func TestStreamSameInYAMLAndJSON(t *testing.T) {
+	gpu := 1
+	want := Stream{ID: "cam-1", Source: "rtsp://cam/x", Model: "m", Loop: true, Interval: 2, MaxFPS: 7.5,
+		Drop: DropOldest, Transport: TransportUDP, Decoder: DecoderNVDEC, GPU: &gpu}
+	j, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := yaml.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromJSON, fromYAML Stream
+	if err := json.Unmarshal(j, &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalWithOptions(y, &fromYAML, yaml.Strict()); err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []Stream{fromJSON, fromYAML} {
+		if got.ID != want.ID || got.Drop != want.Drop || got.Transport != want.Transport || got.Decoder != want.Decoder ||
+			got.GPU == nil || *got.GPU != 1 || got.MaxFPS != 7.5 || !got.Loop || got.Interval != 2 {
+			t.Fatalf("round trip: %+v, want %+v", got, want)
+		}
+	}
+	var keys map[string]any
+	json.Unmarshal(j, &keys)
+	for _, k := range []string{"id", "source", "model", "loop", "interval", "max_fps", "drop", "transport", "decoder", "gpu"} {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("JSON lacks %q: %s", k, j)
+		}
+		if !strings.Contains(string(y), k+":") {
+			t.Errorf("YAML lacks %q: %s", k, y)
+		}
+	}
+}
+
+func TestStreamValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		s    Stream
+		want error
+	}{
+		{"ok", Stream{ID: "a.b_c-1", Source: "x.mp4", Model: "m"}, nil},
+		{"path in id", Stream{ID: "../etc", Source: "x", Model: "m"}, ErrStreamID},
+		{"dot id", Stream{ID: "..", Source: "x", Model: "m"}, ErrStreamID},
+		{"long id", Stream{ID: strings.Repeat("a", 65), Source: "x", Model: "m"}, ErrStreamID},
+		{"no source", Stream{ID: "a", Model: "m"}, ErrNoSource},
+		{"no model", Stream{ID: "a", Source: "x"}, ErrNoModel},
+	}
+	for _, c := range cases {
+		err := c.s.Validate()
+		if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+func TestEnumWords(t *testing.T) {
+	var d DropPolicy
+	if err := json.Unmarshal([]byte(`"newest"`), &d); err == nil || !strings.Contains(err.Error(), "use oldest or block") {
+		t.Fatalf("bad drop word: %v", err)
+	}
+	if DropAuto.Resolve(true) != DropOldest || DropAuto.Resolve(false) != DropBlock || DropBlock.Resolve(true) != DropBlock {
+		t.Fatal("Resolve")
+	}
+	var tr Transport
+	if err := tr.UnmarshalText(nil); err != nil || tr != TransportAuto {
+		t.Fatal("empty transport is auto")
+	}
+}
+
+func TestSinkDecl(t *testing.T) {
+	c, err := Parse([]byte(`
+output:
+  sinks:
+    - {type: jsonl, path: out.jsonl, all_frames: true}
+    - {type: jsonl, pth: typo}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Path      string `yaml:"path"`
+		AllFrames bool   `yaml:"all_frames"`
+	}
+	if err := c.Output.Sinks[0].Decode(&s); err != nil || s.Path != "out.jsonl" || !s.AllFrames {
+		t.Fatalf("decode: %+v %v", s, err)
+	}
+	if err := c.Output.Sinks[1].Decode(&s); err == nil || !strings.Contains(err.Error(), "pth") {
+		t.Fatalf("unknown field: %v", err)
+	}
+	if _, err := Parse([]byte("output: {sinks: [{path: x}]}")); err == nil || !strings.Contains(err.Error(), "type is required") {
+		t.Fatalf("no type: %v", err)
+	}
+}

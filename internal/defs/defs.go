@@ -1,0 +1,162 @@
+// Package defs holds what the running system shows its observers (metrics, the HTTP API, the
+// command line): plain snapshots of streams, models and GPUs, and the small interfaces the app
+// satisfies to hand them out. Observers depend on these, never on the app or the pipeline.
+package defs
+
+import (
+	"context"
+	"time"
+
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/source/live"
+)
+
+// Streams lists the running streams.
+type Streams interface {
+	// Streams returns a snapshot of every stream, in the order they were added.
+	Streams() []StreamInfo
+	// Stream returns one stream's snapshot.
+	Stream(id string) (StreamInfo, bool)
+}
+
+// StreamControl adds and removes streams at run time.
+type StreamControl interface {
+	// AddStream validates s against the declared models and starts it. Errors say what to fix
+	// and may quote s.Source (redact before showing them).
+	AddStream(s config.Stream) error
+	// RemoveStream stops a stream and releases it.
+	RemoveStream(id string) error
+}
+
+// Models lists the declared models and reloads them.
+type Models interface {
+	// Models returns every declared model, sorted by name.
+	Models() []ModelInfo
+	// Model returns one declared model.
+	Model(name string) (ModelInfo, bool)
+	// ReloadModel loads a model's file again and swaps it in between batches (a model not
+	// loaded yet is loaded); on error the previous version keeps serving.
+	ReloadModel(name string) error
+}
+
+// GPUs lists the GPUs in use.
+type GPUs interface {
+	GPUs() []GPUInfo
+}
+
+// Frames hands out streams' latest decoded frames.
+type Frames interface {
+	// LatestFrame returns a stream's most recent frame with a reference the caller must
+	// Release, or nil.
+	LatestFrame(id string) *frame.Frame
+}
+
+// Results delivers encoded results to live subscribers.
+type Results interface {
+	// Subscribe returns JSON results of one stream ("" for all) until cancel is called; a slow
+	// subscriber loses messages rather than slowing the pipeline.
+	Subscribe(stream string) (results <-chan []byte, cancel func())
+}
+
+// Waiter reports when every finite stream has ended.
+type Waiter interface {
+	Wait(ctx context.Context) error
+}
+
+// StreamState is a stream's life stage.
+type StreamState string
+
+// Stream states.
+const (
+	StateStarting StreamState = "starting" // no access unit read yet
+	StateRunning  StreamState = "running"
+	StateEnded    StreamState = "ended" // a file finished
+	StateFailed   StreamState = "failed"
+)
+
+// StreamInfo is a snapshot of one stream.
+type StreamInfo struct {
+	// Decl is the stream as declared (its Source unredacted: redact before showing it).
+	Decl config.Stream
+	Live bool
+	// Err is why a failed stream stopped.
+	Err error
+	// Started is when the stream was added; Elapsed how long it ran (until now, or its end).
+	Started time.Time
+	Elapsed time.Duration
+	Ended   bool
+	// Queue is the number of frames waiting for inference.
+	Queue    int
+	Counters StreamCounters
+	// Classes counts detections per label.
+	Classes map[string]int64
+	// Pool is the decoder's frame pool, nil before the first frame or without one.
+	Pool *frame.Stats
+	// Source are a live source's counters (packets, loss, reconnects); nil for files.
+	Source *live.Stats
+	// Device is the GPU ordinal of an nvdec stream, -1 otherwise.
+	Device int
+}
+
+// State derives the stream's life stage.
+func (s *StreamInfo) State() StreamState {
+	switch {
+	case s.Err != nil:
+		return StateFailed
+	case s.Ended:
+		return StateEnded
+	case s.Counters.AccessUnits == 0:
+		return StateStarting
+	}
+	return StateRunning
+}
+
+// StreamCounters are a stream's counters since it was added.
+type StreamCounters struct {
+	AccessUnits, Decoded, Inferred, Detections int64
+	// LatencyNanos sums the decoder-to-result latency of inferred frames.
+	LatencyNanos int64
+	Dropped      [NumDropReasons]int64
+}
+
+// DroppedTotal sums drops over every reason.
+func (c *StreamCounters) DroppedTotal() int64 {
+	var n int64
+	for _, v := range c.Dropped {
+		n += v
+	}
+	return n
+}
+
+// MeanLatency is the mean decoder-to-result latency of inferred frames.
+func (c *StreamCounters) MeanLatency() time.Duration {
+	if c.Inferred == 0 {
+		return 0
+	}
+	return time.Duration(c.LatencyNanos / c.Inferred)
+}
+
+// ModelInfo is a snapshot of one declared model.
+type ModelInfo struct {
+	Decl config.Model
+	// Loaded is false until a stream uses the model or it is preloaded.
+	Loaded bool
+	// Family, Input size, MaxBatch and Labels describe the serving version.
+	Family               string
+	InputW, InputH       int
+	MaxBatch             int
+	Labels               []string
+	LoadTime             time.Duration
+	Loads                int64
+	LastError            string
+	Batches, BatchFrames int64
+}
+
+// GPUInfo is one GPU in use.
+type GPUInfo struct {
+	Ordinal int
+	Name    string
+	// MemUsed and MemTotal are the device's memory in bytes (all processes).
+	MemUsed, MemTotal uint64
+}

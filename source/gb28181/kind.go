@@ -1,0 +1,42 @@
+package gb28181
+
+import (
+	"fmt"
+
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/source"
+	"github.com/vinfer/vinfer/source/internal/urlparam"
+)
+
+// Kind receives GB28181 media:
+// gb28181://[host]:port?transport=udp|tcp-passive|tcp-active[&remote=host:port][&ssrc=N][&pt=N].
+var Kind = source.Kind{Schemes: []string{"gb28181"}, Open: openStream}
+
+func openStream(s *config.Stream) (source.Source, error) {
+	g, err := ParseURL(s.Source)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Init(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// ParseURL returns the Source a gb28181:// URL describes, not yet initialized.
+func ParseURL(raw string) (*Source, error) {
+	u, q, err := urlparam.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("gb28181: %w", err)
+	}
+	g := &Source{ListenAddr: u.Host,
+		Transport:  q.OneOf("transport", TransportUDP, TransportUDP, TransportTCPPassive, TransportTCPActive),
+		RemoteAddr: q.String("remote"),
+		SSRC:       uint32(q.Uint("ssrc", 1<<32-1, 0)),
+	}
+	g.PayloadType = uint8(q.Uint("pt", 127, uint64(g.PayloadType)))
+	if err := q.Err(); err != nil {
+		return nil, fmt.Errorf("gb28181: %w", err)
+	}
+	return g, nil
+}

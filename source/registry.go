@@ -1,0 +1,84 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/redact"
+)
+
+// Kind is one kind of source, chosen by the scheme of a stream's source URL. A source package
+// declares its Kind and the application registers it once (app's module table).
+type Kind struct {
+	// Schemes are the URL schemes the kind takes, in lower case. The kind with "file" also takes
+	// sources written without a scheme (paths).
+	Schemes []string
+	// Open parses s.Source and the stream settings the kind uses (its URL parameters, loop,
+	// transport) and returns the source, validated and started; a parameter that does not parse
+	// is an error naming it.
+	Open func(s *config.Stream) (Source, error)
+}
+
+// ErrUnknownScheme is wrapped by Open's error for a scheme no kind registered.
+var ErrUnknownScheme = errors.New("unknown source scheme")
+
+var (
+	kindsMu sync.RWMutex
+	kinds   = map[string]Kind{}
+)
+
+// Register makes k's schemes available to Open. It panics when a scheme is registered twice
+// (two packages claiming one scheme is a programming error).
+func Register(k Kind) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	for _, s := range k.Schemes {
+		if _, dup := kinds[s]; dup {
+			panic("source: scheme " + s + " registered twice")
+		}
+		kinds[s] = k
+	}
+}
+
+// Schemes lists the registered schemes, sorted.
+func Schemes() []string {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	out := make([]string, 0, len(kinds))
+	for s := range kinds {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Scheme returns the scheme of a source URL in lower case: "file" for a path without one.
+func Scheme(src string) string {
+	scheme, _, ok := strings.Cut(src, "://")
+	if !ok {
+		return "file"
+	}
+	return strings.ToLower(scheme)
+}
+
+// Open opens the stream's source with the kind registered for its scheme. Errors name the
+// stream and never include credentials.
+func Open(s *config.Stream) (Source, error) {
+	scheme := Scheme(s.Source)
+	kindsMu.RLock()
+	k, ok := kinds[scheme]
+	kindsMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("stream %s: %q: %w (use a file path or one of %s)", s.ID, scheme, ErrUnknownScheme,
+			strings.Join(Schemes(), "://, ")+"://")
+	}
+	src, err := k.Open(s)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %s", s.ID, redact.Message(err.Error(), s.Source))
+	}
+	return src, nil
+}
