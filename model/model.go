@@ -147,11 +147,9 @@ func (m *Model) configure(c config.Model) error {
 	}
 	m.Family = fam
 	// The family's published preprocessing, for every field the config leaves unset; its
-	// thresholds and labels come from detect.DefaultParams.
-	kind, ok := detect.Lookup(fam)
-	if !ok {
-		return fmt.Errorf("unknown family %q (one of %v)", fam, detect.Families)
-	}
+	// thresholds and labels come from detect.DefaultParams. ParseFamily and DetectFamilyAt
+	// return registered families only.
+	kind, _ := detect.Lookup(fam)
 	m.Pre = kind.Preprocess
 	m.Pre.Width, m.Pre.Height = w, h
 	if err := applyPreprocess(&m.Pre, c.Preprocess); err != nil {
