@@ -22,33 +22,21 @@ type Decoder interface {
 }
 
 // NewDecoder returns the decoder of family f for a model with the given outputs (names and
-// shapes as the session declares them; dynamic dimensions -1). It checks the layout against
-// the outputs, the input size and strides in p, and the labels count, and says what does not
-// fit.
+// shapes as the session declares them; dynamic dimensions -1): the registered Kind's New with
+// p's zero fields filled from DefaultParams. It checks the layout against the outputs, the
+// input size and strides in p, and the labels count, and says what does not fit.
 func NewDecoder(f Family, outputs []tensor.Info, p Params) (Decoder, error) {
+	k := lookup(f)
+	if k == nil {
+		return nil, fmt.Errorf("detect: unknown model family %q: use one of %s", f, familyList())
+	}
 	p, err := p.resolve(f)
 	if err != nil {
 		return nil, err
 	}
-	var d Decoder
-	switch f {
-	case FamilyYOLOX:
-		d, err = newYOLOX(outputs, p)
-	case FamilyFastestDet:
-		d, err = newFastestDet(outputs, p)
-	case FamilyUltraFace:
-		d, err = newUltraFace(outputs, p)
-	case FamilyYOLOv5:
-		d, err = newYOLOv5(outputs, p)
-	case FamilyYOLOv8:
-		d, err = newYOLOv8(outputs, p)
-	case FamilyNanoDet:
-		d, err = newNanoDet(outputs, p)
-	default:
-		return nil, fmt.Errorf("detect: unknown model family %q: use one of %s", f, familyList())
-	}
+	d, err := k.New(outputs, p)
 	if err != nil {
-		return nil, err
+		return nil, err // New may return a half-built decoder with its error
 	}
 	return d, nil
 }

@@ -17,8 +17,11 @@
 //	nanodet     NanoDet-Plus [N,A,C+4(R+1)] (strides 8…64, centres x·s) or legacy NanoDet
 //	            cls_pred_stride_s [N,A_s,C] + dis_pred_stride_s [N,A_s,4(R+1)] (centres (x+½)·s)
 //
-// DetectFamily recognises each layout from the session's input and output shapes where that is
-// unambiguous; NewDecoder checks a layout against the declared outputs before the first frame.
+// Each family is one Kind in its own file (its layout, published preprocessing and defaults,
+// decoder and auto-detection), listed in the registry table in family.go; README.md says how
+// to add one. DetectFamily recognises each layout from the session's input and output shapes
+// where that is unambiguous; NewDecoder checks a layout against the declared outputs before
+// the first frame.
 //
 // # Coordinates
 //

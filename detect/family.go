@@ -2,8 +2,10 @@ package detect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/tensor"
 )
 
@@ -21,19 +23,89 @@ const (
 	FamilyNanoDet Family = "nanodet"
 )
 
-// Families lists every supported family.
-var Families = []Family{FamilyYOLOX, FamilyFastestDet, FamilyUltraFace, FamilyYOLOv5, FamilyYOLOv8, FamilyNanoDet}
+// kinds is the family registry, one line per family, each Kind defined in its family's file.
+// Its order is the order of Families and of the families an ambiguous layout is reported to
+// fit.
+var kinds = []Kind{
+	yoloxKind,
+	fastestDetKind,
+	ultraFaceKind,
+	yolov5Kind,
+	yolov8Kind,
+	nanoDetKind,
+}
 
-// ParseFamily returns the family named s ("yolo11" is accepted for yolov8), or an error listing
-// the supported names.
-func ParseFamily(s string) (Family, error) {
-	f := Family(strings.ToLower(strings.TrimSpace(s)))
-	if f == "yolo11" || f == "yolov11" {
-		return FamilyYOLOv8, nil
+// Kind describes a model family: everything vinfer knows about it, in one place. NewDecoder,
+// DefaultParams, ParseFamily, DetectFamily and Families read the registry of Kinds; package
+// model takes the preprocessing from it (Lookup).
+type Kind struct {
+	// Family is the family's configuration word.
+	Family Family
+	// Aliases are further words ParseFamily accepts for it, lower case ("yolo11" for yolov8).
+	Aliases []string
+	// Preprocess is the family's published preprocessing, used for every field a model config
+	// leaves unset. Width and Height are zero: they come from the model's input.
+	Preprocess preprocess.Spec
+	// Defaults are the family's published post-processing settings. Zero fields take the
+	// common defaults (see DefaultParams); the input size is left to the caller.
+	Defaults Params
+	// New returns the family's decoder for a model with these outputs (names and shapes as the
+	// session declares them, dynamic dimensions -1). p is resolved: every zero field filled,
+	// values checked, InputWidth and InputHeight set. It checks the layout against the
+	// outputs and says what does not fit.
+	New func(outputs []tensor.Info, p Params) (Decoder, error)
+	// Match reports whether the outputs have the family's layout for a w×h input; DetectFamily
+	// picks the family only when exactly one Kind matches.
+	Match func(w, h int, outputs []tensor.Info) bool
+	// SizeFree says Match needs no input size: DetectFamily asks it, with w and h 0, also for a
+	// model whose input size is unknown. Other Kinds' Match always gets a valid size.
+	SizeFree bool
+	// Named, when set, reports outputs whose names alone identify the family (legacy NanoDet's
+	// cls_pred_stride_*). DetectFamily takes such a model for this family before it looks at
+	// shapes or the input size.
+	Named func(outputs []tensor.Info) bool
+}
+
+// Lookup returns the registered Kind of family f (its slices are copies).
+func Lookup(f Family) (Kind, bool) {
+	k := lookup(f)
+	if k == nil {
+		return Kind{}, false
 	}
-	for _, g := range Families {
-		if f == g {
-			return f, nil
+	c := *k
+	c.Aliases = slices.Clone(k.Aliases)
+	c.Defaults = k.Defaults.clone()
+	return c, true
+}
+
+// lookup returns the registry's Kind of family f, or nil.
+func lookup(f Family) *Kind {
+	for i := range kinds {
+		if kinds[i].Family == f {
+			return &kinds[i]
+		}
+	}
+	return nil
+}
+
+// Families lists every supported family, in registry order.
+var Families = familyNames()
+
+func familyNames() []Family {
+	fs := make([]Family, len(kinds))
+	for i, k := range kinds {
+		fs[i] = k.Family
+	}
+	return fs
+}
+
+// ParseFamily returns the family named s or by one of its aliases ("yolo11" for yolov8), in
+// any case, or an error listing the supported names.
+func ParseFamily(s string) (Family, error) {
+	w := strings.ToLower(strings.TrimSpace(s))
+	for _, k := range kinds {
+		if w == string(k.Family) || slices.Contains(k.Aliases, w) {
+			return k.Family, nil
 		}
 	}
 	return "", fmt.Errorf("detect: unknown model family %q: use one of %s", s, familyList())
@@ -55,9 +127,9 @@ func (f *Family) UnmarshalText(b []byte) error {
 }
 
 func familyList() string {
-	s := make([]string, len(Families))
-	for i, f := range Families {
-		s[i] = string(f)
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k.Family)
 	}
 	return strings.Join(s, ", ")
 }
@@ -82,18 +154,11 @@ func inputSize(in tensor.Info) (w, h int, err error) {
 }
 
 // DetectFamily infers the output layout from the model's inputs and outputs (names and shapes
-// as the session declares them, dynamic dimensions -1). It recognises, for an input of W×H:
-//
-//	nanodet     outputs named cls_pred_stride_* (legacy NanoDet), or one [N,A,C+32] output with
-//	            A = Σ cells of strides 8,16,32,64 (NanoDet-Plus with reg_max 7)
-//	yolox       one [N,A,5+C] with A = Σ cells of strides 8,16,32
-//	yolov5      one [N,3A,5+C] (three anchors per cell), or three raw heads
-//	yolov8      one [N,4+C,A] (anchors last)
-//	fastestdet  one [N,5+C,⌈H/16⌉,⌈W/16⌉]
-//	ultraface   two [N,P,K] and [N,P,4] (K ≥ 2)
-//
-// where the cells of stride s are ⌈H/s⌉·⌈W/s⌉. Anything else, or a shape matching two
-// families, gives an error listing the shapes and asking for family: in the model config.
+// as the session declares them, dynamic dimensions -1), asking every registered Kind: a Kind
+// whose Named claims the outputs wins; otherwise the one Kind whose Match fits them for the
+// input's W×H (the layouts are listed in the package documentation). Anything else, or a
+// layout matching two families, gives an error listing the shapes and asking for family: in
+// the model config.
 func DetectFamily(inputs, outputs []tensor.Info) (Family, error) {
 	w, h, err := 0, 0, fmt.Errorf("the model has no input")
 	if len(inputs) > 0 {
@@ -112,18 +177,22 @@ func DetectFamilyAt(w, h int, outputs []tensor.Info) (Family, error) {
 	return detectFamily(w, h, err, fmt.Sprintf("input %dx%d", w, h), outputs)
 }
 
-// detectFamily matches the outputs for a w×h input; sizeErr says why the size is unknown.
+// detectFamily matches the outputs for a w×h input; sizeErr says why the size is unknown, and
+// then only the SizeFree Kinds are asked (with a 0×0 size).
 func detectFamily(w, h int, sizeErr error, input string, outputs []tensor.Info) (Family, error) {
-	for _, o := range outputs {
-		if strings.HasPrefix(o.Name, "cls_pred_stride_") {
-			return FamilyNanoDet, nil
+	for _, k := range kinds {
+		if k.Named != nil && k.Named(outputs) {
+			return k.Family, nil
 		}
 	}
+	if sizeErr != nil {
+		w, h = 0, 0
+	}
 	var found []Family
-	if sizeErr == nil {
-		found = matchShapes(w, h, outputs)
-	} else if isUltraFace(outputs) {
-		found = []Family{FamilyUltraFace}
+	for _, k := range kinds {
+		if (sizeErr == nil || k.SizeFree) && k.Match(w, h, outputs) {
+			found = append(found, k.Family)
+		}
 	}
 	if len(found) == 1 {
 		return found[0], nil
@@ -141,52 +210,13 @@ func detectFamily(w, h int, sizeErr error, input string, outputs []tensor.Info) 
 		describe(outputs), input, why, familyList())
 }
 
-// matchShapes returns every family whose layout fits the outputs for a w×h input.
-func matchShapes(w, h int, outs []tensor.Info) []Family {
-	cells3 := int64(cellCount(w, h, []int{8, 16, 32}))
-	cells4 := int64(cellCount(w, h, []int{8, 16, 32, 64}))
-	var found []Family
-	switch len(outs) {
-	case 1:
-		sh := outs[0].Shape
-		if len(sh) == 4 && sh[1] > 5 && sh[2] == int64(ceilDiv(h, 16)) && sh[3] == int64(ceilDiv(w, 16)) {
-			found = append(found, FamilyFastestDet)
-		}
-		if len(sh) != 3 {
-			break
-		}
-		a, k := sh[1], sh[2]
-		if a == cells3 && k > 5 {
-			found = append(found, FamilyYOLOX)
-		}
-		if a == 3*cells3 && k > 5 {
-			found = append(found, FamilyYOLOv5)
-		}
-		if a == cells4 && k > 32 {
-			found = append(found, FamilyNanoDet)
-		}
-		if k == cells3 && a > 4 {
-			found = append(found, FamilyYOLOv8)
-		}
-	case 2:
-		if isUltraFace(outs) {
-			found = append(found, FamilyUltraFace)
-		}
-	case 3:
-		if _, err := yolov5Heads(outs, w, h, []int{8, 16, 32}, cocoAnchors); err == nil {
-			found = append(found, FamilyYOLOv5)
-		}
+// oneOutput3 returns the dimensions A and K of a single 3-D output [N,A,K], the common shape
+// of single-output detectors, for their Match.
+func oneOutput3(outs []tensor.Info) (a, k int64, ok bool) {
+	if len(outs) != 1 || len(outs[0].Shape) != 3 {
+		return 0, 0, false
 	}
-	return found
-}
-
-// isUltraFace reports two 3-D outputs with the same prior count, one of them [N,P,4].
-func isUltraFace(outs []tensor.Info) bool {
-	if len(outs) != 2 {
-		return false
-	}
-	_, _, err := ultraFaceOutputs(outs)
-	return err == nil
+	return outs[0].Shape[1], outs[0].Shape[2], true
 }
 
 func describe(infos []tensor.Info) string {

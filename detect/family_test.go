@@ -1,9 +1,11 @@
 package detect
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/tensor"
 )
 
@@ -37,6 +39,10 @@ func TestDetectFamily(t *testing.T) {
 		{"nanodet legacy", img(320, 320), outs(o("cls_pred_stride_8", 1, 1600, 80), o("cls_pred_stride_16", 1, 400, 80),
 			o("cls_pred_stride_32", 1, 100, 80), o("dis_pred_stride_8", 1, 1600, 32), o("dis_pred_stride_16", 1, 400, 32),
 			o("dis_pred_stride_32", 1, 100, 32)), FamilyNanoDet, nil},
+		// Without an input size: only the layouts that need none.
+		{"ultraface dynamic size", []tensor.Info{{Name: "input", Shape: []int64{1, 3, -1, -1}}}, outs(o("scores", 1, 4420, 2), o("boxes", 1, 4420, 4)), FamilyUltraFace, nil},
+		{"nanodet legacy without input", nil, outs(o("cls_pred_stride_8", 1, 1600, 80), o("dis_pred_stride_8", 1, 1600, 32)), FamilyNanoDet, nil},
+		{"yolox without input", nil, outs(o("output", 1, 0, 85)), "", []string{"no input", "family:"}},
 		// Errors.
 		{"yolox at the wrong input size", img(640, 640), outs(o("output", 1, 3549, 85)), "", []string{"output [1 3549 85]", "images [1 3 640 640]", "no supported layout", "family:"}},
 		{"unknown", img(300, 300), outs(o("detection_boxes", 1, 100, 4), o("detection_scores", 1, 100), o("num", 1)), "", []string{"detection_boxes [1 100 4]", "family:"}},
@@ -100,5 +106,96 @@ func TestInputSize(t *testing.T) {
 	}
 	if _, _, err := InputSize(tensor.Info{Name: "x", Shape: []int64{1, 240, 320}}); err == nil {
 		t.Error("3-D input accepted")
+	}
+}
+
+// TestKinds checks the registry: unique words, complete descriptors, usable defaults.
+func TestKinds(t *testing.T) {
+	seen := map[string]Family{}
+	for i, k := range kinds {
+		if k.Family == "" || k.New == nil || k.Match == nil {
+			t.Fatalf("kinds[%d] %q: Family, New and Match are required", i, k.Family)
+		}
+		for _, w := range append([]string{string(k.Family)}, k.Aliases...) {
+			if w != strings.ToLower(w) {
+				t.Errorf("%s: word %q is not lower case", k.Family, w)
+			}
+			if g, ok := seen[w]; ok {
+				t.Errorf("%s: word %q is also %s's", k.Family, w, g)
+			}
+			seen[w] = k.Family
+			if f, err := ParseFamily(w); err != nil || f != k.Family {
+				t.Errorf("ParseFamily(%q) = %q, %v", w, f, err)
+			}
+		}
+		if Families[i] != k.Family {
+			t.Errorf("Families[%d] = %q, want %q", i, Families[i], k.Family)
+		}
+		if k.Preprocess.Width != 0 || k.Preprocess.Height != 0 {
+			t.Errorf("%s: Preprocess has a size; it comes from the model", k.Family)
+		}
+		pre := k.Preprocess
+		pre.Width, pre.Height = 320, 320
+		if err := pre.Validate(); err != nil {
+			t.Errorf("%s: %v", k.Family, err)
+		}
+		if _, err := (Params{InputWidth: 320, InputHeight: 320}).resolve(k.Family); err != nil {
+			t.Errorf("%s: defaults: %v", k.Family, err)
+		}
+	}
+}
+
+// TestKindPreprocess pins each family's published preprocessing (the README's family table).
+func TestKindPreprocess(t *testing.T) {
+	one := [3]float32{1, 1, 1}
+	for _, tc := range []struct {
+		f    Family
+		want preprocess.Spec
+	}{
+		{FamilyYOLOX, preprocess.Spec{Color: preprocess.BGR, Resize: preprocess.Letterbox, Align: preprocess.TopLeft, Pad: 114, Scale: 1, Std: one}},
+		{FamilyFastestDet, preprocess.Spec{Color: preprocess.BGR, Resize: preprocess.Stretch, Interp: preprocess.Area, Scale: 1.0 / 255, Std: one}},
+		{FamilyUltraFace, preprocess.Spec{Color: preprocess.RGB, Resize: preprocess.Stretch, Scale: 1, Mean: [3]float32{127, 127, 127}, Std: [3]float32{128, 128, 128}}},
+		{FamilyYOLOv5, preprocess.Spec{Color: preprocess.RGB, Resize: preprocess.Letterbox, Align: preprocess.Center, Pad: 114, Scale: 1.0 / 255, Std: one}},
+		{FamilyYOLOv8, preprocess.Spec{Color: preprocess.RGB, Resize: preprocess.Letterbox, Align: preprocess.Center, Pad: 114, Scale: 1.0 / 255, Std: one}},
+		{FamilyNanoDet, preprocess.Spec{Color: preprocess.BGR, Resize: preprocess.Stretch, Scale: 1, Mean: [3]float32{103.53, 116.28, 123.675}, Std: [3]float32{57.375, 57.12, 58.395}}},
+	} {
+		k, ok := Lookup(tc.f)
+		if !ok || k.Preprocess != tc.want {
+			t.Errorf("Lookup(%s) = %+v, %v; want preprocessing %+v", tc.f, k.Preprocess, ok, tc.want)
+		}
+	}
+	if _, ok := Lookup("ssd"); ok {
+		t.Error("Lookup(ssd) found a kind")
+	}
+}
+
+// TestLookupCopies: a Kind from Lookup, and DefaultParams, share no slices with the registry.
+func TestLookupCopies(t *testing.T) {
+	k, _ := Lookup(FamilyYOLOv5)
+	k.Defaults.Anchors[0][0] = -1
+	k2, _ := Lookup(FamilyUltraFace)
+	k2.Defaults.Labels[0] = "x"
+	DefaultParams(FamilyYOLOv8).Labels[0] = "x"
+	if a := DefaultParams(FamilyYOLOv5).Anchors; a[0][0] != 10 || !slices.Equal(a[2], []float32{116, 90, 156, 198, 373, 326}) {
+		t.Errorf("anchors %v", a)
+	}
+	if l := DefaultParams(FamilyUltraFace).Labels; !slices.Equal(l, []string{"face"}) {
+		t.Errorf("labels %v", l)
+	}
+	if l := DefaultParams(FamilyYOLOv8).Labels; l[0] != "person" {
+		t.Errorf("labels %v", l[:3])
+	}
+}
+
+func TestFamilyUnmarshalText(t *testing.T) {
+	for in, want := range map[string]Family{"": "", "yolox": FamilyYOLOX, "YOLO11": FamilyYOLOv8, " yolov11": FamilyYOLOv8, "NanoDet": FamilyNanoDet} {
+		f := Family("set")
+		if err := f.UnmarshalText([]byte(in)); err != nil || f != want {
+			t.Errorf("UnmarshalText(%q) = %q, %v; want %q", in, f, err, want)
+		}
+	}
+	var f Family
+	if err := f.UnmarshalText([]byte("ssd")); err == nil || !strings.Contains(err.Error(), "yolox, fastestdet, ultraface, yolov5, yolov8, nanodet") {
+		t.Errorf("%v", err)
 	}
 }

@@ -8,6 +8,26 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
+// fastestDetKind is dog-qiuqiu/FastestDet.
+//
+//	outputs     one [N,5+C,⌈H/16⌉,⌈W/16⌉]
+//	preprocess  BGR, /255, stretch with area resampling (INTER_AREA)
+//	defaults    score 0.65, NMS IoU 0.45 (FastestDet test.py)
+var fastestDetKind = Kind{
+	Family: FamilyFastestDet,
+	Preprocess: preprocess.Spec{Color: preprocess.BGR, Resize: preprocess.Stretch, Interp: preprocess.Area,
+		Scale: 1.0 / 255, Std: [3]float32{1, 1, 1}},
+	Defaults: Params{ScoreThreshold: 0.65},
+	New:      newFastestDet,
+	Match: func(w, h int, outs []tensor.Info) bool {
+		if len(outs) != 1 {
+			return false
+		}
+		sh := outs[0].Shape
+		return len(sh) == 4 && sh[1] > 5 && sh[2] == int64(ceilDiv(h, 16)) && sh[3] == int64(ceilDiv(w, 16))
+	},
+}
+
 // fastestDet decodes FastestDet's single feature map [N,5+C,GH,GW] (stride 16, channel first).
 // Per cell: objectness (sigmoid in the graph), raw x,y offsets, raw w,h, C class probabilities
 // (softmax in the graph).

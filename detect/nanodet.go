@@ -11,6 +11,32 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
+// nanoDetKind is RangiLyu/nanodet: NanoDet-Plus, and legacy NanoDet recognised by its output
+// names.
+//
+//	outputs     one [N,A,C+32], A = Σ_s ⌈H/s⌉·⌈W/s⌉ for s = 8,16,32,64 (NanoDet-Plus, reg_max
+//	            7), or cls_pred_stride_s [N,A_s,C] + dis_pred_stride_s [N,A_s,4(R+1)] (legacy)
+//	preprocess  BGR, stretch, mean 103.53,116.28,123.675, std 57.375,57.12,58.395
+//	defaults    score 0.35, NMS IoU 0.6, at most 100 (demo threshold, head NMS settings),
+//	            reg_max 7
+var nanoDetKind = Kind{
+	Family: FamilyNanoDet,
+	Preprocess: preprocess.Spec{Color: preprocess.BGR, Resize: preprocess.Stretch, Scale: 1,
+		Mean: [3]float32{103.53, 116.28, 123.675}, Std: [3]float32{57.375, 57.12, 58.395}},
+	Defaults: Params{ScoreThreshold: 0.35, NMSIoU: 0.6, MaxDetections: 100, RegMax: 7},
+	New:      newNanoDet,
+	Match: func(w, h int, outs []tensor.Info) bool {
+		a, k, ok := oneOutput3(outs)
+		return ok && a == int64(cellCount(w, h, []int{8, 16, 32, 64})) && k > 32
+	},
+	Named: isNanoDetLegacy,
+}
+
+// isNanoDetLegacy reports outputs named cls_pred_stride_*, legacy NanoDet's export.
+func isNanoDetLegacy(outs []tensor.Info) bool {
+	return slices.ContainsFunc(outs, func(o tensor.Info) bool { return strings.HasPrefix(o.Name, "cls_pred_stride_") })
+}
+
 // nanoDet decodes NanoDet's Generalized-Focal-Loss heads: per cell, C class scores (sigmoid in
 // the graph) and for each box side a distribution over R+1 distance bins of one stride each.
 // Two published layouts:
@@ -47,7 +73,7 @@ type nanoLevel struct {
 func newNanoDet(outs []tensor.Info, p Params) (Decoder, error) {
 	d := &nanoDet{bins: p.RegMax + 1}
 	var err error
-	if slices.ContainsFunc(outs, func(o tensor.Info) bool { return strings.HasPrefix(o.Name, "cls_pred_stride_") }) {
+	if isNanoDetLegacy(outs) {
 		err = d.legacy(outs, p)
 	} else {
 		err = d.plus(outs, p)

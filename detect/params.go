@@ -48,36 +48,47 @@ var cocoAnchors = [][]float32{
 
 const coco80Source = "coco80 (built in)"
 
-// DefaultParams returns the published post-processing settings of family f:
-//
-//	yolox       score 0.3,  IoU 0.45 (YOLOX demo; vinfer's verified references)
-//	fastestdet  score 0.65, IoU 0.45 (FastestDet test.py)
-//	ultraface   score 0.7,  IoU 0.3  (Ultra-Light-Fast-Generic-Face-Detector detect_imgs.py)
-//	yolov5      score 0.25, IoU 0.45 (yolov5 detect.py)
-//	yolov8      score 0.25, IoU 0.7  (ultralytics cfg/default.yaml, also YOLO11)
-//	nanodet     score 0.35, IoU 0.6, at most 100 (nanodet demo threshold, head NMS settings)
-//
-// with COCO-80 labels (["face"] for UltraFace), at most 300 detections unless stated, and
-// NanoDet's RegMax 7. Input size is left to the caller. An unknown family gets 0.25/0.45.
+// Common defaults, for the fields a Kind's Defaults leave zero.
+const (
+	defaultScore         = 0.25
+	defaultNMSIoU        = 0.45
+	defaultMaxDetections = 300
+)
+
+// DefaultParams returns the published post-processing settings of family f: its Kind's
+// Defaults (in the family's file), zero fields taking the common defaults: score threshold
+// 0.25, NMS IoU 0.45, at most 300 detections, COCO-80 labels. The input size is left to the
+// caller. An unknown family gets the common defaults. The slices are the caller's to keep.
 func DefaultParams(f Family) Params {
-	p := Params{ScoreThreshold: 0.25, NMSIoU: 0.45, MaxDetections: 300, Labels: COCO80(), LabelsFile: coco80Source}
-	switch f {
-	case FamilyYOLOX:
-		p.ScoreThreshold = 0.3
-	case FamilyFastestDet:
-		p.ScoreThreshold = 0.65
-	case FamilyUltraFace:
-		p.ScoreThreshold, p.NMSIoU = 0.7, 0.3
-		p.Labels, p.LabelsFile = []string{"face"}, "face (built in)"
-	case FamilyYOLOv5:
-		for _, a := range cocoAnchors {
-			p.Anchors = append(p.Anchors, slices.Clone(a))
+	var p Params
+	if k := lookup(f); k != nil {
+		p = k.Defaults.clone()
+	}
+	if p.ScoreThreshold == 0 {
+		p.ScoreThreshold = defaultScore
+	}
+	if p.NMSIoU == 0 {
+		p.NMSIoU = defaultNMSIoU
+	}
+	if p.MaxDetections == 0 {
+		p.MaxDetections = defaultMaxDetections
+	}
+	if p.Labels == nil {
+		p.Labels, p.LabelsFile = COCO80(), coco80Source
+	}
+	return p
+}
+
+// clone returns p with copies of its slices.
+func (p Params) clone() Params {
+	p.Labels = slices.Clone(p.Labels)
+	p.Strides = slices.Clone(p.Strides)
+	if p.Anchors != nil {
+		a := make([][]float32, len(p.Anchors))
+		for i := range a {
+			a[i] = slices.Clone(p.Anchors[i])
 		}
-	case FamilyYOLOv8:
-		p.NMSIoU = 0.7
-	case FamilyNanoDet:
-		p.ScoreThreshold, p.NMSIoU, p.MaxDetections = 0.35, 0.6, 100
-		p.RegMax = 7
+		p.Anchors = a
 	}
 	return p
 }

@@ -7,6 +7,25 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
+// ultraFaceKind is Linzaer/Ultra-Light-Fast-Generic-Face-Detector-1MB. Its layout needs no
+// input size to recognise.
+//
+//	outputs     two, scores [N,P,1+C] (C ≥ 1) and boxes [N,P,4]
+//	preprocess  RGB, (x−127)/128, stretch
+//	defaults    score 0.7, NMS IoU 0.3, the one label "face" (detect_imgs.py)
+var ultraFaceKind = Kind{
+	Family: FamilyUltraFace,
+	Preprocess: preprocess.Spec{Color: preprocess.RGB, Resize: preprocess.Stretch,
+		Scale: 1, Mean: [3]float32{127, 127, 127}, Std: [3]float32{128, 128, 128}},
+	Defaults: Params{ScoreThreshold: 0.7, NMSIoU: 0.3, Labels: []string{"face"}, LabelsFile: "face (built in)"},
+	New:      newUltraFace,
+	Match: func(_, _ int, outs []tensor.Info) bool {
+		_, _, err := ultraFaceOutputs(outs)
+		return err == nil
+	},
+	SizeFree: true,
+}
+
 // ultraFace decodes Ultra-Light-Fast-Generic-Face-Detector's outputs with post-processing in
 // the graph: scores [N,P,1+C] (softmax, column 0 background) and boxes [N,P,4], corner form
 // normalised to the input, decoded from the priors already.

@@ -8,6 +8,28 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
+// yolov5Kind is Ultralytics YOLOv5.
+//
+//	outputs     one [N,3A,5+C], A = Σ_s ⌈H/s⌉·⌈W/s⌉ for s = 8,16,32 (three anchors per cell),
+//	            or the three raw Detect heads [N,3(5+C),H/s,W/s] / [N,3,H/s,W/s,5+C]
+//	preprocess  RGB, /255, letterbox centred with pad 114
+//	defaults    score 0.25, NMS IoU 0.45 (detect.py), the COCO anchors of yolov5s.yaml
+var yolov5Kind = Kind{
+	Family: FamilyYOLOv5,
+	Preprocess: preprocess.Spec{Color: preprocess.RGB, Resize: preprocess.Letterbox, Align: preprocess.Center,
+		Pad: 114, Scale: 1.0 / 255, Std: [3]float32{1, 1, 1}},
+	Defaults: Params{Anchors: cocoAnchors},
+	New:      newYOLOv5,
+	Match: func(w, h int, outs []tensor.Info) bool {
+		if len(outs) == 3 {
+			_, err := yolov5Heads(outs, w, h, []int{8, 16, 32}, cocoAnchors)
+			return err == nil
+		}
+		a, k, ok := oneOutput3(outs)
+		return ok && a == 3*int64(cellCount(w, h, []int{8, 16, 32})) && k > 5
+	},
+}
+
 // yolov5 decodes Ultralytics YOLOv5 exports. The usual export has one output [N,A,5+C]
 // (A = 3·Σ cells, "output0") whose rows are cx,cy,w,h in input pixels, objectness and C class
 // probabilities, the Detect layer's decoding and sigmoids inside the graph. Exports cut before

@@ -7,6 +7,24 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
+// yolov8Kind is Ultralytics YOLOv8 and YOLO11 (same layout).
+//
+//	outputs     one [N,4+C,A], A = Σ_s ⌈H/s⌉·⌈W/s⌉ for s = 8,16,32 (anchors last)
+//	preprocess  RGB, /255, letterbox centred with pad 114
+//	defaults    score 0.25, NMS IoU 0.7 (ultralytics cfg/default.yaml)
+var yolov8Kind = Kind{
+	Family:  FamilyYOLOv8,
+	Aliases: []string{"yolo11", "yolov11"},
+	Preprocess: preprocess.Spec{Color: preprocess.RGB, Resize: preprocess.Letterbox, Align: preprocess.Center,
+		Pad: 114, Scale: 1.0 / 255, Std: [3]float32{1, 1, 1}},
+	Defaults: Params{NMSIoU: 0.7},
+	New:      newYOLOv8,
+	Match: func(w, h int, outs []tensor.Info) bool {
+		a, k, ok := oneOutput3(outs)
+		return ok && k == int64(cellCount(w, h, []int{8, 16, 32})) && a > 4
+	},
+}
+
 // yolov8 decodes Ultralytics YOLOv8 / YOLO11 detection exports: one output [N,4+C,A]
 // ("output0", [1,84,8400] at 640×640), anchor a's values in column a: cx,cy,w,h in input
 // pixels, then C class scores (sigmoid applied, no objectness).

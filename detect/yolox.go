@@ -7,6 +7,23 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
+// yoloxKind is Megvii YOLOX (Megvii-BaseDetection/YOLOX ONNX export).
+//
+//	outputs     one [N,A,5+C], A = Σ_s ⌈H/s⌉·⌈W/s⌉ for s = 8,16,32
+//	preprocess  BGR, raw 0–255, letterbox top-left with pad 114 (demo preproc)
+//	defaults    score 0.3, NMS IoU 0.45 (YOLOX demo; vinfer's verified references)
+var yoloxKind = Kind{
+	Family: FamilyYOLOX,
+	Preprocess: preprocess.Spec{Color: preprocess.BGR, Resize: preprocess.Letterbox, Align: preprocess.TopLeft,
+		Pad: 114, Scale: 1, Std: [3]float32{1, 1, 1}},
+	Defaults: Params{ScoreThreshold: 0.3},
+	New:      newYOLOX,
+	Match: func(w, h int, outs []tensor.Info) bool {
+		a, k, ok := oneOutput3(outs)
+		return ok && a == int64(cellCount(w, h, []int{8, 16, 32})) && k > 5
+	},
+}
+
 // yolox decodes Megvii YOLOX's single output [N,A,5+C]: the feature maps of strides 8,16,32 one
 // after the other, each row-major (y outer). A row is the raw x,y offset in cells, the raw log
 // width and height, objectness and C class probabilities (both already through a sigmoid).

@@ -135,19 +135,22 @@ func (m *Model) configure(c config.Model) error {
 	if w == 0 || h == 0 {
 		return fmt.Errorf("the model's input size is dynamic: set input: {width: W, height: H}")
 	}
-	fam := detect.Family(c.Family)
-	if fam == "" {
-		var err error
-		if fam, err = detect.DetectFamilyAt(w, h, m.sess.Outputs()); err != nil {
-			return err
-		}
+	var fam detect.Family
+	var err error
+	if c.Family != "" {
+		fam, err = detect.ParseFamily(string(c.Family))
+	} else {
+		fam, err = detect.DetectFamilyAt(w, h, m.sess.Outputs())
+	}
+	if err != nil {
+		return err
 	}
 	m.Family = fam
-	ps, ok := presets[string(fam)]
-	if !ok {
-		return fmt.Errorf("unknown family %q (one of %v)", fam, detect.Families)
-	}
-	m.Pre = ps.pre
+	// The family's published preprocessing, for every field the config leaves unset; its
+	// thresholds and labels come from detect.DefaultParams. ParseFamily and DetectFamilyAt
+	// return registered families only.
+	kind, _ := detect.Lookup(fam)
+	m.Pre = kind.Preprocess
 	m.Pre.Width, m.Pre.Height = w, h
 	c.Preprocess.Apply(&m.Pre)
 	if err := m.Pre.Validate(); err != nil {
