@@ -69,6 +69,7 @@ type Analyzer struct {
 	tracks []track
 	free   []int32
 	order  []int32
+	ids    []int64 // ids[i] = tracks[order[i]].id, searched without indirection
 	zst    []zoneTrack // slot·len(zones) + zone
 	lst    []lineTrack // slot·len(lines) + line
 	// current and last frame
@@ -161,20 +162,21 @@ func (a *Analyzer) Process(dst []event.Event, f *Frame) []event.Event {
 		if i, ok := a.find(id); ok && !a.tracks[a.order[i]].seen {
 			dst = a.end(dst, a.order[i])
 			a.order = append(a.order[:i], a.order[i+1:]...)
+			a.ids = append(a.ids[:i], a.ids[i+1:]...)
 		}
 	}
 	// Tracks unseen for longer than the retention end.
 	n := 0
-	for _, s := range a.order {
+	for i, s := range a.order {
 		t := &a.tracks[s]
 		if !t.seen && f.PTS-t.lastSeen > a.cur.retention {
 			dst = a.end(dst, s)
 			continue
 		}
-		a.order[n] = s
+		a.order[n], a.ids[n] = s, a.ids[i]
 		n++
 	}
-	a.order = a.order[:n]
+	a.order, a.ids = a.order[:n], a.ids[:n]
 	a.last, a.started = a.fr, true
 	return dst
 }
@@ -193,7 +195,7 @@ func (a *Analyzer) endAll(dst []event.Event) []event.Event {
 	for _, s := range a.order {
 		dst = a.end(dst, s)
 	}
-	a.order = a.order[:0]
+	a.order, a.ids = a.order[:0], a.ids[:0]
 	return dst
 }
 
@@ -222,16 +224,17 @@ func (a *Analyzer) end(dst []event.Event, slot int32) []event.Event {
 // find returns the index in order where track id is or would be inserted, and whether it is
 // there.
 func (a *Analyzer) find(id int64) (int, bool) {
-	lo, hi := 0, len(a.order)
+	ids := a.ids
+	lo, hi := 0, len(ids)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if a.tracks[a.order[m]].id < id {
+		if ids[m] < id {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo, lo < len(a.order) && a.tracks[a.order[lo]].id == id
+	return lo, lo < len(ids) && ids[lo] == id
 }
 
 // lookup returns the slot of track id, creating the track when absent (isNew).
@@ -257,6 +260,9 @@ func (a *Analyzer) lookup(id int64) (slot int32, isNew bool) {
 	a.order = append(a.order, 0)
 	copy(a.order[i+1:], a.order[i:])
 	a.order[i] = slot
+	a.ids = append(a.ids, 0)
+	copy(a.ids[i+1:], a.ids[i:])
+	a.ids[i] = id
 	return slot, true
 }
 

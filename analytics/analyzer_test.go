@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,4 +201,52 @@ func TestProcessAllocs(t *testing.T) {
 	if b.events == 0 {
 		t.Fatal("no events: the scene does not exercise the analytics")
 	}
+}
+
+// TestConcurrent reads metrics and swaps declarations from other goroutines while frames are
+// processed (run with -race).
+func TestConcurrent(t *testing.T) {
+	s1, _ := Compile(benchConfig())
+	c2 := benchConfig()
+	c2.Zones = c2.Zones[:2]
+	s2, _ := Compile(c2)
+	b := newBench(20)
+	b.a.Store(s1)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		var m Metrics
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			b.a.Metrics(&m)
+			b.a.Occupancy("nw", "")
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				b.a.Store(s2)
+			} else {
+				b.a.Store(s1)
+			}
+			_ = b.a.Set().Config()
+		}
+	}()
+	for range 300 {
+		b.step()
+	}
+	close(done)
+	wg.Wait()
 }
