@@ -69,7 +69,7 @@ type Analyzer struct {
 	tracks []track
 	free   []int32
 	order  []int32
-	ids    []int64 // ids[i] = tracks[order[i]].id, searched without indirection
+	ids    []int64     // ids[i] = tracks[order[i]].id, searched without indirection
 	zst    []zoneTrack // slot·len(zones) + zone
 	lst    []lineTrack // slot·len(lines) + line
 	// current and last frame
