@@ -1,0 +1,142 @@
+package event
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Event is one thing that happened to one tracked object. Strings are borrowed from their
+// producer (zone, line and label names live as long as its configuration): copy an Event's
+// strings or encode it before keeping it beyond the producer's next call.
+type Event struct {
+	// ID is unique and sorts by time (see Generator).
+	ID ID
+	// Type is what happened.
+	Type Type
+	// Stream is the stream id.
+	Stream string
+	// Frame is the index of the frame where the event was decided (decoded frames, from 0).
+	Frame int64
+	// PTS is that frame's presentation time since the start of the stream.
+	PTS time.Duration
+	// Time is the wall-clock time of that frame; encoded in UTC with millisecond precision.
+	Time time.Time
+	// TrackID is the tracker's id of the object, unique in the stream.
+	TrackID int64
+	// ClassID is the object's class index, Label its name (may be empty).
+	ClassID int
+	Label   string
+	// Score is the object's detection confidence, 0…1.
+	Score float32
+	// Box is the object's [x1,y1,x2,y2] in frame pixels: on the frame where the event was
+	// decided, or the last frame it was seen on for a track that ended.
+	Box [4]float32
+	// Zone is the zone's name (zone.* events), Line the line's name (line.cross).
+	Zone, Line string
+	// Direction is the crossing's sense (line.cross).
+	Direction Direction
+	// Dwell is the time spent in the zone (zone.leave, zone.loiter), from PTS.
+	Dwell time.Duration
+}
+
+// timeLayout is RFC 3339 with exactly three fractional digits.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// AppendJSON appends e as one JSON object (no newline) to b and returns it, without allocating
+// once b has room. Keys come in a fixed order; zone, line, direction and dwell only where the
+// type has them (see the package documentation).
+func (e *Event) AppendJSON(b []byte) []byte {
+	b = append(b, `{"id":"`...)
+	b = e.ID.Append(b)
+	b = append(b, `","type":"`...)
+	b = append(b, e.Type.String()...)
+	b = append(b, `","stream":`...)
+	b = appendJSONString(b, e.Stream)
+	b = append(b, `,"frame":`...)
+	b = strconv.AppendInt(b, e.Frame, 10)
+	b = append(b, `,"pts":`...)
+	b = appendSeconds(b, e.PTS)
+	b = append(b, `,"time":"`...)
+	b = e.Time.UTC().AppendFormat(b, timeLayout)
+	b = append(b, `","track_id":`...)
+	b = strconv.AppendInt(b, e.TrackID, 10)
+	b = append(b, `,"class_id":`...)
+	b = strconv.AppendInt(b, int64(e.ClassID), 10)
+	b = append(b, `,"label":`...)
+	b = appendJSONString(b, e.Label)
+	b = append(b, `,"score":`...)
+	b = appendNumber(b, e.Score, 4)
+	b = append(b, `,"box":[`...)
+	for i, v := range e.Box {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendNumber(b, v, 1)
+	}
+	b = append(b, ']')
+	switch e.Type {
+	case LineCross:
+		b = append(b, `,"line":`...)
+		b = appendJSONString(b, e.Line)
+		b = append(b, `,"direction":"`...)
+		b = append(b, e.Direction.String()...)
+		b = append(b, '"')
+	case ZoneEnter, ZoneLeave, ZoneLoiter:
+		b = append(b, `,"zone":`...)
+		b = appendJSONString(b, e.Zone)
+		if e.Type != ZoneEnter {
+			b = append(b, `,"dwell":`...)
+			b = appendSeconds(b, e.Dwell)
+		}
+	}
+	return append(b, '}')
+}
+
+// MarshalJSON encodes e as AppendJSON does.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return e.AppendJSON(make([]byte, 0, 320)), nil
+}
+
+// appendSeconds writes d in seconds, the shortest decimal that reads back as the same float64.
+func appendSeconds(b []byte, d time.Duration) []byte {
+	return strconv.AppendFloat(b, d.Seconds(), 'f', -1, 64)
+}
+
+// appendNumber writes v with prec decimals; NaN and ±Inf, which JSON cannot hold, become 0.
+func appendNumber(b []byte, v float32, prec int) []byte {
+	if v-v != 0 {
+		v = 0
+	}
+	return strconv.AppendFloat(b, float64(v), 'f', prec, 32)
+}
+
+// appendJSONString appends s as a JSON string (RFC 8259 §7): quotes, backslashes and control
+// characters escaped, invalid UTF-8 replaced by U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, "\ufffd"...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}
