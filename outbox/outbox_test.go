@@ -69,6 +69,18 @@ func appendN(t testing.TB, o *Outbox, n int) []uint64 {
 // readAll reads n records from c, checking their payloads.
 func readAll(t testing.TB, c *Consumer, n int) []Record {
 	t.Helper()
+	recs := readN(t, c, n)
+	for _, r := range recs {
+		if !bytes.Equal(r.Data, payload(r.Seq)) {
+			t.Fatalf("record %d: payload %q", r.Seq, r.Data)
+		}
+	}
+	return recs
+}
+
+// readN reads n records from c.
+func readN(t testing.TB, c *Consumer, n int) []Record {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out []Record
@@ -76,11 +88,6 @@ func readAll(t testing.TB, c *Consumer, n int) []Record {
 		recs, err := c.Read(ctx, min(50, n-len(out)), 4096)
 		if err != nil {
 			t.Fatalf("after %d records: %v", len(out), err)
-		}
-		for _, r := range recs {
-			if !bytes.Equal(r.Data, payload(r.Seq)) {
-				t.Fatalf("record %d: payload %q", r.Seq, r.Data)
-			}
 		}
 		out = append(out, recs...)
 	}
