@@ -122,20 +122,12 @@ func (w *Worker) run() {
 	}
 }
 
-// deliver publishes recs until each is delivered, undeliverable or dropped by the outbox. It
-// returns false when the Worker stops.
+// deliver publishes recs until each is delivered or undeliverable: records read are this
+// Worker's, kept in memory even if the outbox drops them meanwhile. It returns false when the
+// Worker stops.
 func (w *Worker) deliver(recs []outbox.Record) bool {
 	for attempt := 0; len(recs) > 0; {
 		if attempt > 0 {
-			// Records the outbox dropped meanwhile are counted there, not sent.
-			first := w.Outbox.FirstSeq()
-			i := 0
-			for i < len(recs) && recs[i].Seq < first {
-				i++
-			}
-			if recs = recs[i:]; len(recs) == 0 {
-				return true
-			}
 			w.retried.Add(uint64(len(recs)))
 		}
 		ctx, cancel := context.WithTimeout(w.ctx, w.Timeout)

@@ -58,16 +58,16 @@ func (o *Outbox) makeRoom(size int64, now time.Time) {
 	}
 }
 
-// drop removes a sealed segment for a reason, counting the records each consumer had not
-// acknowledged.
+// drop removes a sealed segment for a reason, counting for each consumer the records it had
+// neither acknowledged nor read (records read and not acknowledged are the reader's to deliver).
 func (o *Outbox) drop(s *segment, r Reason, now time.Time) {
 	var lost uint64
 	if len(o.consumers) == 0 {
 		lost = s.count()
 	}
 	for _, c := range o.consumers {
-		if c.acked < s.last {
-			n := s.last - max(c.acked, s.base-1)
+		if seen := c.seen(); seen < s.last {
+			n := s.last - max(seen, s.base-1)
 			c.dropped[r] += n
 			lost = max(lost, n)
 		}

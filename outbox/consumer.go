@@ -11,8 +11,8 @@ import (
 )
 
 // Consumer reads the log from its cursor: the sequence number of the last record it
-// acknowledged. It is not safe for concurrent Reads; Ack, Flush and Stats may be called from
-// any goroutine.
+// acknowledged. Read, Rewind and Close belong to one goroutine (Close after the last Read has
+// returned: cancel its context); Ack, Flush and Stats may be called from any goroutine.
 type Consumer struct {
 	o    *Outbox
 	name string
@@ -84,13 +84,23 @@ func (o *Outbox) RemoveConsumer(name string) error {
 	return nil
 }
 
+// seen returns the last sequence number the consumer acknowledged or read. Called with o.mu
+// held.
+func (c *Consumer) seen() uint64 {
+	if c.rseq > c.acked+1 {
+		return c.rseq - 1
+	}
+	return c.acked
+}
+
 // Name returns the consumer's name.
 func (c *Consumer) Name() string { return c.name }
 
 // Read returns the next records after those already read: at least one, at most maxRecords,
 // and about maxBytes of encoded records at most (a larger record comes alone). It waits for a
 // record until ctx is done (returning ctx.Err()) or the outbox closes (ErrClosed). The records
-// belong to the caller. Records dropped by the bounds are skipped (counted in Stats); records
+// belong to the caller, who delivers them even if the bounds drop them from the log before
+// they are acknowledged: drops count only records not read yet, which Read skips. Records
 // behind a checksum failure are skipped to the next segment (counted as ReasonCorrupt).
 func (c *Consumer) Read(ctx context.Context, maxRecords, maxBytes int) ([]Record, error) {
 	o := c.o
@@ -124,28 +134,32 @@ func (c *Consumer) Read(ctx context.Context, maxRecords, maxBytes int) ([]Record
 		recs, end, err := s.read(off, limit, seq, maxRecords, maxBytes, MaxRecordLimit)
 		o.mu.Lock()
 		o.unref(s)
-		moved := c.rseg != s || c.rseq != seq || !c.open
-		if err != nil && !moved && errors.Is(err, ErrCorrupt) && !s.removed {
-			next := seq + uint64(len(recs))
-			o.Logger.Error("outbox: corrupt record, skipping the rest of the segment",
-				"file", s.path, "consumer", c.name, "seq", next, "records", s.last+1-next)
-			c.dropped[ReasonCorrupt] += s.last + 1 - next
-			o.stats.Dropped[ReasonCorrupt] += s.last + 1 - next
-			c.rseq, c.rseg = s.last+1, nil
-			err = nil
-			moved = true
+		if c.rseg != s || c.rseq != seq || !c.open {
+			// Rewound or closed meanwhile: start over.
+			o.mu.Unlock()
+			continue
 		}
-		if err != nil && !errors.Is(err, os.ErrClosed) {
+		if errors.Is(err, ErrCorrupt) && !s.removed {
+			next := seq + uint64(len(recs))
+			lost := s.last + 1 - next
+			o.Logger.Error("outbox: corrupt record, skipping the rest of the segment",
+				"file", s.path, "consumer", c.name, "seq", next, "records", lost)
+			c.dropped[ReasonCorrupt] += lost
+			o.stats.Dropped[ReasonCorrupt] += lost
+			c.rseq, c.rseg = s.last+1, nil
+			o.mu.Unlock()
+			if len(recs) > 0 {
+				return recs, nil
+			}
+			continue
+		}
+		if err != nil {
 			o.mu.Unlock()
 			return nil, err
 		}
-		if !moved && len(recs) > 0 {
-			c.roff, c.rseq = end, recs[len(recs)-1].Seq+1
-		}
+		c.roff, c.rseq = end, recs[len(recs)-1].Seq+1
 		o.mu.Unlock()
-		if len(recs) > 0 && err == nil {
-			return recs, nil
-		}
+		return recs, nil
 	}
 }
 
@@ -249,7 +263,8 @@ func (c *Consumer) Flush() error {
 	return nil
 }
 
-// Rewind makes the next Read start again after the last acknowledged record.
+// Rewind makes the next Read start again after the last acknowledged record (or the oldest
+// retained one, when records read and not acknowledged were dropped meanwhile).
 func (c *Consumer) Rewind() {
 	c.o.mu.Lock()
 	c.rseq, c.rseg = c.acked+1, nil
@@ -264,7 +279,7 @@ func (c *Consumer) Close() error {
 	}
 	c.o.mu.Lock()
 	c.open = false
-	c.rseg = nil
+	c.rseq, c.rseg = 0, nil
 	c.o.mu.Unlock()
 	return err
 }
@@ -275,6 +290,9 @@ func (c *Consumer) Stats() ConsumerStats {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	st := ConsumerStats{Acked: c.acked, Persisted: c.persisted, Dropped: c.dropped}
+	if o.closed {
+		return st
+	}
 	for _, s := range o.segs {
 		if s.last <= c.acked || s.count() == 0 {
 			continue

@@ -244,9 +244,6 @@ func (o *Outbox) recover() error {
 	}
 	o.written = o.nextSeq - 1
 	o.synced.Store(o.written)
-	for _, c := range o.consumers {
-		c.acked = min(c.acked, o.written)
-	}
 	return nil
 }
 
@@ -295,8 +292,9 @@ func (o *Outbox) openSegment(base uint64) (*segment, bool, error) {
 }
 
 // Append adds a record and returns its sequence number. Under FsyncAlways it returns once the
-// record is durable. Errors: ErrTooLarge, ErrFull (Reject), ErrClosed, or an I/O error (the
-// record is not in the log).
+// record is durable. Errors: ErrTooLarge, ErrFull (Reject), ErrClosed, an I/O error (the
+// record is not in the log), or, under FsyncAlways, an fsync error with the sequence number (the
+// record is in the log but may not survive a crash).
 func (o *Outbox) Append(data []byte) (uint64, error) {
 	if len(data) > o.MaxRecordSize {
 		return 0, ErrTooLarge

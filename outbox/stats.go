@@ -43,7 +43,8 @@ type Stats struct {
 	Appended uint64 // records appended since Init
 	Syncs    uint64 // fsyncs of segment data since Init
 	// Dropped counts records dropped since Init by reason: a dropped segment counts the
-	// records some known consumer had not acknowledged (all of them when there is none).
+	// records some known consumer had neither read nor acknowledged (all of them when there
+	// is no consumer).
 	Dropped [NumReasons]uint64
 	// Truncations and TruncatedBytes count the segments cut at Init (torn or corrupt tails).
 	Truncations    int
@@ -60,7 +61,6 @@ type ConsumerStats struct {
 	Bytes   int64
 	// Oldest is the append time of the oldest undelivered record (zero when none).
 	Oldest time.Time
-	// Dropped counts, by reason, records dropped since Init before this consumer acknowledged
-	// them.
+	// Dropped counts, by reason, records dropped since Init before this consumer read them.
 	Dropped [NumReasons]uint64
 }
