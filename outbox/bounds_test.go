@@ -151,3 +151,21 @@ func TestMaxAgeTimer(t *testing.T) {
 		t.Fatalf("dropped %d", d)
 	}
 }
+
+func TestDropEpisodes(t *testing.T) {
+	clk := &clock{t: time.Unix(1e9, 0)}
+	o, logs := open(t, t.TempDir(), func(o *Outbox) { o.SegmentSize = 4096; o.MaxBytes = 16384; o.now = clk.now })
+	o.Consumer("never-reads")
+	appendN(t, o, 1000) // one episode, many drops
+	first := o.Stats().Dropped[ReasonFull]
+	clk.add(30 * time.Second)
+	appendN(t, o, 500) // within a minute of the last drop: same episode
+	if n := logs.count("dropping records"); n != 1 || first == 0 {
+		t.Fatalf("%d lines after the first episode", n)
+	}
+	clk.add(2 * time.Minute)
+	appendN(t, o, 500) // a new episode
+	if n := logs.count("dropping records"); n != 2 {
+		t.Fatalf("%d lines after the second episode", n)
+	}
+}
