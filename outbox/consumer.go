@@ -41,7 +41,7 @@ func (o *Outbox) Consumer(name string) (*Consumer, error) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed {
+	if o.closing {
 		return nil, ErrClosed
 	}
 	c := o.consumers[name]

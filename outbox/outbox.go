@@ -57,6 +57,7 @@ type Outbox struct {
 	done     chan struct{}
 
 	mu          sync.Mutex
+	closing     bool // Close has begun: no more appends or consumers
 	closed      bool
 	segs        []*segment // by base; the last one may be active
 	active      *segment   // receives appends; nil until the next Append creates one
@@ -151,7 +152,7 @@ func (o *Outbox) Append(data []byte) (uint64, error) {
 		return 0, ErrTooLarge
 	}
 	o.mu.Lock()
-	if o.closed {
+	if o.closing {
 		o.mu.Unlock()
 		return 0, ErrClosed
 	}
@@ -291,10 +292,11 @@ func (o *Outbox) Stats() Stats {
 // the directory. Blocked reads return ErrClosed. It returns the first error met.
 func (o *Outbox) Close() error {
 	o.mu.Lock()
-	if o.closed {
+	if o.closing {
 		o.mu.Unlock()
 		return ErrClosed
 	}
+	o.closing = true
 	var open []*Consumer
 	for _, c := range o.consumers {
 		if c.open {
