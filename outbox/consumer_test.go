@@ -149,3 +149,29 @@ func allAcked(o *Outbox, n int, seq uint64) bool {
 	}
 	return true
 }
+
+func TestReadCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	o, logs := open(t, dir, func(o *Outbox) { o.SegmentSize = 4096; o.MaxBytes = 1 << 20 })
+	c, _ := o.Consumer("c")
+	appendN(t, o, 300)
+	// Damage the 10th record of the second segment after Init checked it.
+	o.mu.Lock()
+	s := o.segs[1]
+	off, _ := s.offsetOf(s.base + 9)
+	lost := s.last - (s.base + 9) + 1
+	o.mu.Unlock()
+	flipFile(s.path, off+recordHeaderSize)
+	recs := readN(t, c, int(300-lost))
+	if recs[len(recs)-1].Seq != 300 {
+		t.Fatalf("last record read %d", recs[len(recs)-1].Seq)
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i].Seq != recs[i-1].Seq+1 && (recs[i-1].Seq != s.base+8 || recs[i].Seq != s.last+1) {
+			t.Fatalf("gap %d..%d", recs[i-1].Seq, recs[i].Seq)
+		}
+	}
+	if st := c.Stats(); st.Dropped[ReasonCorrupt] != lost || logs.count("corrupt record") != 1 {
+		t.Fatalf("dropped %v, want %d corrupt", st.Dropped, lost)
+	}
+}

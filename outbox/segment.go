@@ -234,6 +234,9 @@ func (s *segment) read(off, limit int64, seq uint64, maxRecords, maxBytes, maxRe
 		pos += size
 		seq++
 	}
+	if len(recs) == 0 {
+		return nil, off, ErrCorrupt // the record changed under us
+	}
 	return recs, off + int64(pos), nil
 }
 
