@@ -229,7 +229,7 @@ func (w *Worker) setUp() {
 	}
 }
 
-// Stats returns a snapshot of the Worker's counters and its sink's backlog.
+// Stats returns a snapshot of the Worker's counters and its sink's backlog (after Init).
 func (w *Worker) Stats() Stats {
 	cs := w.c.Stats()
 	st := Stats{
