@@ -39,8 +39,9 @@
 // A record is durable once Append returns (FsyncAlways), once a Sync that began after its Append
 // returns (FsyncInterval, which also syncs every FsyncEvery), or never (FsyncNever). Records are
 // read in sequence order. A consumer sees every record after its cursor unless the bounds
-// dropped it before the consumer read it (counted by Reason). The cursor is persisted atomically (temporary file,
-// fsync, rename, directory fsync) at most CursorEvery after Ack; after a crash a consumer
+// dropped it before the consumer read it (counted by Reason). The cursor is persisted
+// atomically (temporary file, fsync, rename, directory fsync) at most CursorEvery after Ack;
+// after a crash a consumer
 // resumes after its last persisted cursor, so records acknowledged in that window are read
 // again: duplicates happen only across crashes and consumers drop them by the event id each
 // record carries. Sequence numbers are never reused for a consumer: after a crash the next
