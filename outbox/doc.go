@@ -41,10 +41,9 @@
 // read in sequence order. A consumer sees every record after its cursor unless the bounds
 // dropped it before the consumer read it (counted by Reason). The cursor is persisted
 // atomically (temporary file, fsync, rename, directory fsync) at most CursorEvery after Ack;
-// after a crash a consumer
-// resumes after its last persisted cursor, so records acknowledged in that window are read
-// again: duplicates happen only across crashes and consumers drop them by the event id each
-// record carries. Sequence numbers are never reused for a consumer: after a crash the next
+// after a crash a consumer resumes after its last persisted cursor, so records acknowledged
+// in that window are read again: duplicates happen only across crashes and consumers drop
+// them by the event id each record carries. Sequence numbers are never reused for a consumer: after a crash the next
 // number is above every persisted cursor.
 //
 // A segment is deleted once every known consumer (one with a cursor file, open or not) has
