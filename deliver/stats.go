@@ -1,0 +1,31 @@
+package deliver
+
+import (
+	"time"
+
+	"github.com/vinfer/vinfer/outbox"
+)
+
+// Stats is a snapshot of a Worker's counters (since Init) and of its sink's outbox backlog.
+type Stats struct {
+	// Up is false from a failed Publish until the next successful one; DownSince is when it
+	// went down and LastError the latest failure.
+	Up        bool
+	DownSince time.Time
+	LastError string
+	// Delivered counts records the Publisher acknowledged.
+	Delivered uint64
+	// Retried counts records published again after a failed attempt.
+	Retried uint64
+	// Failed counts Publish calls that returned an error.
+	Failed uint64
+	// Undeliverable counts records skipped as ErrUndeliverable.
+	Undeliverable uint64
+	// Dropped counts, by reason, records the outbox dropped before the sink had them.
+	Dropped [outbox.NumReasons]uint64
+	// Depth and DepthBytes are the undelivered records retained in the outbox and their size
+	// on disk; OldestAge is the age of the oldest (0 when none).
+	Depth      uint64
+	DepthBytes int64
+	OldestAge  time.Duration
+}

@@ -1,0 +1,93 @@
+package outbox
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A cursor file holds the sequence number of the last record a consumer acknowledged:
+//
+//	[0:4]   magic "VOBC"
+//	[4:12]  sequence number, little endian
+//	[12:16] CRC-32C of bytes [0:12]
+const (
+	cursorMagic = "VOBC"
+	cursorSize  = 16
+	cursorExt   = ".cursor"
+	tmpExt      = ".tmp"
+)
+
+// validName reports whether name is a valid consumer name.
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i, c := range []byte(name) {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '_' && c != '.' && c != '-') {
+			return false
+		}
+	}
+	return !strings.HasSuffix(name, tmpExt)
+}
+
+func encodeCursor(seq uint64) []byte {
+	b := make([]byte, cursorSize)
+	copy(b, cursorMagic)
+	binary.LittleEndian.PutUint64(b[4:], seq)
+	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(b[:12], castagnoli))
+	return b
+}
+
+// decodeCursor parses a cursor file's contents. ErrCorrupt: wrong size, magic or checksum.
+func decodeCursor(b []byte) (uint64, error) {
+	if len(b) != cursorSize || string(b[:4]) != cursorMagic ||
+		binary.LittleEndian.Uint32(b[12:]) != crc32.Checksum(b[:12], castagnoli) {
+		return 0, ErrCorrupt
+	}
+	return binary.LittleEndian.Uint64(b[4:]), nil
+}
+
+// readCursor reads a cursor file of at most cursorSize+1 bytes.
+func readCursor(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	b := make([]byte, cursorSize+1)
+	n, _ := f.ReadAt(b, 0)
+	return decodeCursor(b[:n])
+}
+
+// writeCursor replaces a consumer's cursor file atomically: it writes a temporary file, syncs
+// it, renames it over the cursor file and syncs the directory (no syncs unless durable).
+func writeCursor(dir, name string, seq uint64, durable bool) error {
+	path := filepath.Join(dir, name+cursorExt)
+	tmp := path + tmpExt
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(encodeCursor(seq))
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if durable {
+		return syncDir(dir)
+	}
+	return nil
+}
