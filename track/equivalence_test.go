@@ -91,8 +91,8 @@ func TestByteTrackEquivalence(t *testing.T) {
 	tr := Tracker{
 		TrackThresh: 0.5, NewTrackThresh: 0.6, MatchThresh: 0.8, LowMatchThresh: 0.5,
 		UnconfirmedMatchThresh: 0.7, DuplicateThresh: 0.15, FrameRate: fps,
-		TrackBuffer: time.Duration(float64(dets.TrackBuffer) / 30 * float64(time.Second)),
-		LowThresh:   1e-9, // ByteTrack-cpp keeps every detection below TrackThresh as low
+		TrackBuffer:  time.Duration(float64(dets.TrackBuffer) / 30 * float64(time.Second)),
+		LowThresh:    1e-9, // ByteTrack-cpp keeps every detection below TrackThresh as low
 		matchLastBox: true,
 	}
 	if err := tr.Init(); err != nil {
