@@ -161,9 +161,12 @@ func (t *Tracker) Reset() {
 // it returns out. Detections with a non-finite or empty box or a score below LowThresh are
 // ignored. Once the tracker has seen its largest frame, Update does not allocate.
 //
-// The Kalman step is the PTS difference from the previous Update in periods of 1/FrameRate; a
-// lost track is removed once the time since its last match exceeds TrackBuffer by more than half
-// a period (at the nominal rate: after TrackBuffer·FrameRate frames, as ByteTrack). It returns
+// The Kalman step is the PTS difference from the previous Update in periods of 1/FrameRate. A
+// lost track expires at the end of the first Update where the time since its last match exceeds
+// TrackBuffer by more than half a period (at the nominal rate: TrackBuffer·FrameRate frames, as
+// ByteTrack's max_time_lost); as in ByteTrack it can still be found in the next Update, unless
+// that one comes more than TrackBuffer plus 2.5 periods after the last match (then any track that
+// old is dropped, lost or not: the stream stalled). Update returns
 // ErrTimeBackwards, changing nothing, when pts is before the previous Update's.
 func (t *Tracker) Update(pts time.Duration, dets []Detection, out []Track) ([]Track, error) {
 	if !t.ready {
@@ -179,6 +182,7 @@ func (t *Tracker) Update(pts time.Duration, dets []Detection, out []Track) ([]Tr
 	t.frame++
 	t.lastPTS = pts
 	frame := t.frame
+	t.expire(pts)
 
 	t.splitDetections(dets)
 
@@ -268,6 +272,28 @@ func (t *Tracker) Update(pts time.Duration, dets []Detection, out []Track) ([]Tr
 		}
 	}
 	return out, nil
+}
+
+// expire drops the tracks unmatched for longer than TrackBuffer plus 2.5 frame periods before
+// they are matched: when Updates are sparse (a stalled stream), the removal at the end of an
+// Update (see updateLists) comes too late to bound the time.
+func (t *Tracker) expire(pts time.Duration) {
+	limit := t.TrackBuffer + time.Duration(2.5*t.period)
+	keep := func(l []*strack) []*strack {
+		n := 0
+		for _, s := range l {
+			if pts-s.lastPTS > limit {
+				t.free = append(t.free, s)
+				continue
+			}
+			l[n] = s
+			n++
+		}
+		clear(l[n:])
+		return l[:n]
+	}
+	t.tracked = keep(t.tracked)
+	t.lost = keep(t.lost)
 }
 
 // splitDetections converts the frame's detections and lists the high and low ones.
