@@ -1,5 +1,13 @@
 package track
 
+import "slices"
+
+// keyed is a detection (its position in the association's list) with its x1, for sorting.
+type keyed struct {
+	x float64
+	j int32
+}
+
 // edge is a candidate pair of an association: track i, detection j, cost c below the gate.
 type edge struct {
 	i, j int32
@@ -21,15 +29,35 @@ func (t *Tracker) associate(ts []*strack, ds []int32, gate float64, fuse bool) {
 	if na == 0 || nb == 0 {
 		return
 	}
+	// Candidate pairs: detections sorted by x1, so each track scans only those that can overlap it
+	// horizontally (x1 within [track x1 − widest detection − 1, track x2 + 1]).
+	t.byX = t.byX[:0]
+	maxW := 0.0
+	for j, d := range ds {
+		b := t.dbox[d]
+		t.byX = append(t.byX, keyed{b[0], int32(j)})
+		maxW = max(maxW, b[2]-b[0])
+	}
+	slices.SortFunc(t.byX, func(a, b keyed) int {
+		switch {
+		case a.x < b.x:
+			return -1
+		case a.x > b.x:
+			return 1
+		}
+		return 0
+	})
 	t.edges = t.edges[:0]
 	for i, s := range ts {
 		r := s.rect
-		for j, d := range ds {
-			if t.dclass[d] != s.class {
-				continue
+		lo := lowerBound(t.byX, r[0]-1-maxW)
+		for _, k := range t.byX[lo:] {
+			if k.x > r[2]+1 {
+				break
 			}
+			d := ds[k.j]
 			b := t.dbox[d]
-			if b[0] > r[2]+1 || r[0] > b[2]+1 || b[1] > r[3]+1 || r[1] > b[3]+1 {
+			if t.dclass[d] != s.class || r[0] > b[2]+1 || b[1] > r[3]+1 || r[1] > b[3]+1 {
 				continue
 			}
 			v := iou(r, b)
@@ -37,7 +65,7 @@ func (t *Tracker) associate(ts []*strack, ds []int32, gate float64, fuse bool) {
 				v *= float64(t.dscore[d])
 			}
 			if c := 1 - v; c < gate {
-				t.edges = append(t.edges, edge{int32(i), int32(j), c})
+				t.edges = append(t.edges, edge{int32(i), k.j, c})
 			}
 		}
 	}
@@ -146,6 +174,20 @@ func (t *Tracker) root(k int32) int32 {
 		k = t.parent[k]
 	}
 	return k
+}
+
+// lowerBound returns the first position in a (sorted by x) with x ≥ v.
+func lowerBound(a []keyed, v float64) int {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if a[m].x < v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // sortInt32 sorts a short slice in place (insertion sort: no allocation).

@@ -1,7 +1,5 @@
 package track
 
-import "math"
-
 // The Kalman filter of ByteTrack (and DeepSORT before it): the state is x, y (box centre), a
 // (width/height), h (height) and their velocities; motion is constant velocity; the noise is
 // proportional to the box height with these weights.
@@ -10,23 +8,24 @@ const (
 	stdWeightVelocity = 1.0 / 160
 )
 
-// kalman is the filter state of one track: mean [x y a h vx vy va vh] and its covariance.
+// kalman is the filter state of one track: mean [x y a h vx vy va vh] and its covariance. With
+// ByteTrack's diagonal noises, the transition that couples each coordinate only with its own
+// velocity and the measurement of positions only, the 8×8 covariance stays block-diagonal: four
+// independent 2×2 blocks (coordinate, its velocity), which cov holds as [var pos, cov, var vel].
+// The filter computes exactly the 8×8 equations, in fewer operations.
 type kalman struct {
 	mean [8]float64
-	cov  [8][8]float64
+	cov  [4][3]float64
 }
 
 // initiate starts the filter at measurement z = [x y a h] with zero velocity.
 func (k *kalman) initiate(z [4]float64) {
 	h := z[3]
-	std := [8]float64{
-		2 * stdWeightPosition * h, 2 * stdWeightPosition * h, 1e-2, 2 * stdWeightPosition * h,
-		10 * stdWeightVelocity * h, 10 * stdWeightVelocity * h, 1e-5, 10 * stdWeightVelocity * h,
-	}
+	pos := [4]float64{2 * stdWeightPosition * h, 2 * stdWeightPosition * h, 1e-2, 2 * stdWeightPosition * h}
+	vel := [4]float64{10 * stdWeightVelocity * h, 10 * stdWeightVelocity * h, 1e-5, 10 * stdWeightVelocity * h}
 	k.mean = [8]float64{z[0], z[1], z[2], z[3]}
-	k.cov = [8][8]float64{}
-	for i, s := range std {
-		k.cov[i][i] = s * s
+	for i := range 4 {
+		k.cov[i] = [3]float64{pos[i] * pos[i], 0, vel[i] * vel[i]}
 	}
 }
 
@@ -36,101 +35,44 @@ func (k *kalman) initiate(z [4]float64) {
 func (k *kalman) predict(dt float64) {
 	h := k.mean[3]
 	sp, sv := stdWeightPosition*h, stdWeightVelocity*h
-	q := [8]float64{sp * sp, sp * sp, 1e-4, sp * sp, sv * sv, sv * sv, 1e-10, sv * sv}
+	qp := [4]float64{sp * sp, sp * sp, 1e-4, sp * sp}
+	qv := [4]float64{sv * sv, sv * sv, 1e-10, sv * sv}
 	for i := range 4 {
 		k.mean[i] += dt * k.mean[i+4]
+		c := &k.cov[i]
+		pp, pv, vv := c[0], c[1], c[2]
+		c[0] = pp + dt*2*pv + dt*dt*vv + dt*qp[i]
+		c[1] = pv + dt*vv
+		c[2] = vv + dt*qv[i]
 	}
-	p := &k.cov
-	var n [8][8]float64
-	for i := range 4 {
-		for j := range 4 {
-			c := p[i+4][j+4]
-			n[i][j] = p[i][j] + dt*(p[i][j+4]+p[i+4][j]) + dt*dt*c
-			n[i][j+4] = p[i][j+4] + dt*c
-			n[i+4][j] = p[i+4][j] + dt*c
-			n[i+4][j+4] = c
-		}
-	}
-	for i := range 8 {
-		n[i][i] += dt * q[i]
-	}
-	*p = n
 }
 
 // update corrects the state with measurement z = [x y a h]; the measurement noise follows the
 // predicted height.
 func (k *kalman) update(z [4]float64) {
-	h := k.mean[3]
-	sr := stdWeightPosition * h
+	sr := stdWeightPosition * k.mean[3]
 	r := [4]float64{sr * sr, sr * sr, 1e-2, sr * sr}
-	p := &k.cov
+	for i := range 4 {
+		c := &k.cov[i]
+		pp, pv, vv := c[0], c[1], c[2]
+		s := pp + r[i]
+		kp, kv := pp/s, pv/s // gain
+		innov := z[i] - k.mean[i]
+		k.mean[i] += kp * innov
+		k.mean[i+4] += kv * innov
+		c[0] = pp - kp*pp
+		c[1] = pv - kp*pv
+		c[2] = vv - kv*pv
+	}
+}
 
-	// S = H·P·Hᵀ + R (the position block), factored as L·Lᵀ.
-	var s [4][4]float64
-	for i := range 4 {
-		for j := range 4 {
-			s[i][j] = p[i][j]
-		}
-		s[i][i] += r[i]
+// dense returns the full 8×8 covariance.
+func (k *kalman) dense() [8][8]float64 {
+	var p [8][8]float64
+	for i, c := range k.cov {
+		p[i][i], p[i][i+4], p[i+4][i], p[i+4][i+4] = c[0], c[1], c[1], c[2]
 	}
-	var l [4][4]float64
-	for j := range 4 {
-		d := s[j][j]
-		for m := range j {
-			d -= l[j][m] * l[j][m]
-		}
-		d = math.Sqrt(d)
-		l[j][j] = d
-		for i := j + 1; i < 4; i++ {
-			v := s[i][j]
-			for m := range j {
-				v -= l[i][m] * l[j][m]
-			}
-			l[i][j] = v / d
-		}
-	}
-	// Gain K = P·Hᵀ·S⁻¹: row r of K solves S·kᵣ = (P·Hᵀ)ᵣ.
-	var gain [8][4]float64
-	for row := range 8 {
-		var y [4]float64
-		for i := range 4 {
-			v := p[row][i]
-			for m := range i {
-				v -= l[i][m] * y[m]
-			}
-			y[i] = v / l[i][i]
-		}
-		for i := 3; i >= 0; i-- {
-			v := y[i]
-			for m := i + 1; m < 4; m++ {
-				v -= l[m][i] * gain[row][m]
-			}
-			gain[row][i] = v / l[i][i]
-		}
-	}
-	var innov [4]float64
-	for i := range 4 {
-		innov[i] = z[i] - k.mean[i]
-	}
-	for row := range 8 {
-		for i := range 4 {
-			k.mean[row] += gain[row][i] * innov[i]
-		}
-	}
-	// P ← P − K·S·Kᵀ = P − K·(H·P).
-	var hp [4][8]float64
-	for i := range 4 {
-		hp[i] = p[i]
-	}
-	for row := range 8 {
-		for c := range 8 {
-			v := 0.0
-			for i := range 4 {
-				v += gain[row][i] * hp[i][c]
-			}
-			p[row][c] -= v
-		}
-	}
+	return p
 }
 
 // xyah converts a box [x1 y1 x2 y2] to the measurement [centre x, centre y, w/h, h].

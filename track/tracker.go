@@ -91,6 +91,7 @@ type Tracker struct {
 	nextTracked, nextLost             []*strack
 	rowSol, colSol                    []int
 	edges, sorted                     []edge
+	byX                               []keyed
 	parent, count, rows, cols         []int32
 	cost                              []float64
 	solver                            lap.Solver
