@@ -15,11 +15,15 @@ type Detection struct {
 	Score float32 `json:"score"`
 	// Box is [x1,y1,x2,y2] in source-frame pixels (x right, y down, x1 ≤ x2, y1 ≤ y2).
 	Box [4]float32 `json:"box"`
+	// TrackID identifies the object across the frames of its stream (package track), from 1;
+	// 0 when the stream has no tracker or the object is not tracked yet.
+	TrackID int64 `json:"track_id,omitempty"`
 }
 
 // AppendJSON appends d as a JSON object to b and returns it, without allocating once b has room:
 // {"class_id":16,"label":"dog","score":0.8551,"box":[132.2,206.1,325.3,543.0]}. The score has 4
-// decimals and the box coordinates 1 (a tenth of a pixel).
+// decimals and the box coordinates 1 (a tenth of a pixel); a nonzero TrackID follows the box as
+// "track_id":7.
 func (d Detection) AppendJSON(b []byte) []byte {
 	b = append(b, `{"class_id":`...)
 	b = strconv.AppendInt(b, int64(d.ClassID), 10)
@@ -34,7 +38,12 @@ func (d Detection) AppendJSON(b []byte) []byte {
 		}
 		b = appendNumber(b, v, 1)
 	}
-	return append(b, "]}"...)
+	b = append(b, ']')
+	if d.TrackID != 0 {
+		b = append(b, `,"track_id":`...)
+		b = strconv.AppendInt(b, d.TrackID, 10)
+	}
+	return append(b, '}')
 }
 
 // MarshalJSON encodes d as AppendJSON does.

@@ -81,3 +81,24 @@ func TestDetectionJSON(t *testing.T) {
 		t.Errorf("%v allocations per AppendJSON", a)
 	}
 }
+
+func TestDetectionJSONTrackID(t *testing.T) {
+	cases := []struct {
+		id   int64
+		want string
+	}{
+		{0, `{"class_id":0,"label":"person","score":0.5000,"box":[1.0,2.0,3.0,4.0]}`},
+		{7, `{"class_id":0,"label":"person","score":0.5000,"box":[1.0,2.0,3.0,4.0],"track_id":7}`},
+		{1234567890123, `{"class_id":0,"label":"person","score":0.5000,"box":[1.0,2.0,3.0,4.0],"track_id":1234567890123}`},
+	}
+	for _, c := range cases {
+		d := Detection{Label: "person", Score: 0.5, Box: [4]float32{1, 2, 3, 4}, TrackID: c.id}
+		if got := string(d.AppendJSON(nil)); got != c.want {
+			t.Errorf("track %d: AppendJSON = %s\nwant %s", c.id, got, c.want)
+		}
+		var back Detection
+		if err := json.Unmarshal(d.AppendJSON(nil), &back); err != nil || back.TrackID != c.id {
+			t.Errorf("track %d: round trip %+v, %v", c.id, back, err)
+		}
+	}
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Puts vinfer's default models, labels, sample videos and test images into assets/.
+# Puts vinfer's default models, labels, sample videos, test images and tracking data into assets/.
 # 1. From a local copy (VINFER_ASSETS_SRC, default ../shared/assets) when it exists: copied and
 #    checked against scripts/assets.sha256.
 # 2. Otherwise downloaded from the public sources listed in scripts/assets.sources (pinned commits),
@@ -23,7 +23,8 @@ if [ -d "$src/models" ]; then
   while read -r sum rel; do
     [ -z "$sum" ] || [ "${sum:0:1}" = "#" ] && continue
     if [ ! -f "$dst/$rel" ] || ! check "$dst/$rel" "$sum" 2>/dev/null; then
-      cp "$src/$rel" "$dst/$rel"
+      mkdir -p "$(dirname "$dst/$rel")"
+      cp -f "$src/$rel" "$dst/$rel"
       check "$dst/$rel" "$sum"
     fi
   done < scripts/assets.sha256
@@ -37,6 +38,7 @@ while read -r sum rel url; do
   [ -z "$sum" ] || [ "${sum:0:1}" = "#" ] && continue
   if [ ! -f "$dst/$rel" ] || ! check "$dst/$rel" "$sum" 2>/dev/null; then
     log "GET $url"
+    mkdir -p "$(dirname "$dst/$rel")"
     curl -fsSL --retry 3 -o "$dst/$rel.part" "$url"
     check "$dst/$rel.part" "$sum"
     mv "$dst/$rel.part" "$dst/$rel"

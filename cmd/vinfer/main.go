@@ -25,6 +25,8 @@ func main() {
 		err = runCmd(os.Args[2:])
 	case "detect":
 		err = detectCmd(os.Args[2:])
+	case "track":
+		err = trackCmd(os.Args[2:])
 	case "version":
 		err = versionCmd()
 	case "-h", "--help", "help":
