@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vinfer/vinfer/detect"
+	"github.com/vinfer/vinfer/event"
 )
 
 // Result is the outcome of one inferred frame. A Result is borrowed: a Sink must not keep it
@@ -41,6 +42,10 @@ type Result struct {
 	Decode, Preprocess, Inference, Postprocess time.Duration
 	// Batch is the number of frames in this frame's inference run.
 	Batch int
+	// Events are the scene events (line crossings, zone entries, ...) decided on this frame
+	// from its tracked detections (package analytics); empty without zones, lines or track
+	// events. Borrowed like the rest of the Result.
+	Events []event.Event
 }
 
 // AttachSecondary records parent and model for the Secondary entries appended since the last
