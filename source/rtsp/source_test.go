@@ -1,12 +1,12 @@
 package rtsp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,13 +113,7 @@ func TestAuthAndRedaction(t *testing.T) {
 
 	bad := strings.Replace(srv.url(), "Zebra-Secret-42", "Wrong-Secret-43", 1)
 	b := open(t, &Source{URL: bad, Transport: TransportTCP, Logger: logger, Backoff: []time.Duration{50 * time.Millisecond}})
-	deadline := time.Now().Add(10 * time.Second)
-	for b.Stats().ConnectFailures < 3 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := b.Stats().ConnectFailures; n < 3 {
-		t.Fatalf("%d connection failures counted with a wrong password", n)
-	}
+	testutil.Eventually(t, 30*time.Second, "3 connection failures counted with a wrong password", func() bool { return b.Stats().ConnectFailures >= 3 })
 	out := logs.String()
 	for _, secret := range []string{"Zebra-Secret-42", "Wrong-Secret-43", "viewer"} {
 		if strings.Contains(out, secret) {
@@ -140,7 +134,7 @@ func TestServerLateStart(t *testing.T) {
 	srv.addr = "127.0.0.1:" + itoa(sourcetest.TCPPort(t))
 	srv.rtp = sourcetest.UDPPortPair(t)
 	s := open(t, &Source{URL: srv.url(), Transport: TransportAuto, Backoff: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}})
-	time.Sleep(1200 * time.Millisecond)
+	testutil.Eventually(t, 30*time.Second, "3 failed attempts before the server starts", func() bool { return s.Stats().ConnectFailures >= 3 })
 	srv.start()
 	m := &sourcetest.Matcher{Clip: c}
 	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 50 }, 60*time.Second)
@@ -185,18 +179,17 @@ func TestServerRestart(t *testing.T) {
 			m := &sourcetest.Matcher{Clip: c}
 			readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 80 }, 60*time.Second)
 			srv.close()
+			// the server comes back once the source failed to reconnect
+			testutil.Eventually(t, 30*time.Second, "a failed reconnection attempt", func() bool { return s.Stats().ConnectFailures > 0 })
+			if st := s.Stats(); st.Discontinuities != 0 {
+				t.Fatalf("discontinuity before the restart: stats %+v", st)
+			}
+			srv2 := &testServer{t: t, forma: forma, aus: aus, rate: 8, addr: srv.addr, rtp: srv.rtp}
+			srv2.start()
 			var lastPTS time.Duration
-			var restarted atomic.Bool
-			time.AfterFunc(time.Second, func() {
-				srv2 := &testServer{t: t, forma: forma, aus: aus, rate: 8, addr: srv.addr, rtp: srv.rtp}
-				srv2.start()
-				restarted.Store(true)
-			})
 			readUntil(t, s, m, func(au *media.AccessUnit) bool {
-				if au.Discontinuity {
-					if !restarted.Load() || au.PTS <= lastPTS {
-						t.Fatalf("discontinuity before the restart or PTS going back: %v after %v", au.PTS, lastPTS)
-					}
+				if au.Discontinuity && au.PTS <= lastPTS {
+					t.Fatalf("PTS going back at the discontinuity: %v after %v", au.PTS, lastPTS)
 				}
 				lastPTS = max(lastPTS, au.PTS)
 				return m.Discontinuities == 1 && m.Matched >= 200
@@ -249,16 +242,16 @@ func TestUnsupportedCodec(t *testing.T) {
 func TestStaleGeneration(t *testing.T) {
 	s := &Source{q: live.NewQueue(4)}
 	s.gen = 3
-	au := &media.AccessUnit{Data: []byte{0, 0, 0, 1, 0x65}, Key: true}
-	s.deliver(2, au)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if got, err := s.q.Pop(ctx); err == nil {
-		t.Fatalf("stale access unit delivered: %+v", got)
-	}
-	s.deliver(3, au)
-	if _, err := s.q.Pop(context.Background()); err != nil {
+	stale := &media.AccessUnit{Data: []byte{0, 0, 0, 1, 0x65, 2}, Key: true}
+	current := &media.AccessUnit{Data: []byte{0, 0, 0, 1, 0x65, 3}, Key: true}
+	s.deliver(2, stale)
+	s.deliver(3, current)
+	got, err := s.q.Pop(context.Background()) // the stale one, if queued, would come first
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Data, current.Data) {
+		t.Fatalf("Pop returned %x, want the current session's %x", got.Data, current.Data)
 	}
 }
 
