@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -179,21 +181,35 @@ func TestServerRestart(t *testing.T) {
 			m := &sourcetest.Matcher{Clip: c}
 			readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 80 }, 60*time.Second)
 			srv.close()
-			// the server comes back once the source failed to reconnect
+			// reading goes on while the server is down; it comes back once the source failed
+			// to reconnect
+			var restarted atomic.Bool
+			var misplaced string
+			read, readerDone := make(chan error, 1), make(chan struct{})
+			go func() {
+				defer close(readerDone)
+				var lastPTS time.Duration
+				read <- sourcetest.ReadUntil(s, m, func(au *media.AccessUnit) bool {
+					if au.Discontinuity && (!restarted.Load() || au.PTS <= lastPTS) {
+						misplaced = fmt.Sprintf("discontinuity before the restart (%v) or PTS going back: %v after %v",
+							!restarted.Load(), au.PTS, lastPTS)
+						return true
+					}
+					lastPTS = max(lastPTS, au.PTS)
+					return m.Discontinuities == 1 && m.Matched >= 200
+				}, 60*time.Second)
+			}()
+			defer func() { s.Close(); <-readerDone }() // the reader ends with the test, even a failing one
 			testutil.Eventually(t, 30*time.Second, "a failed reconnection attempt", func() bool { return s.Stats().ConnectFailures > 0 })
-			if st := s.Stats(); st.Discontinuities != 0 {
-				t.Fatalf("discontinuity before the restart: stats %+v", st)
-			}
+			restarted.Store(true)
 			srv2 := &testServer{t: t, forma: forma, aus: aus, rate: 8, addr: srv.addr, rtp: srv.rtp}
 			srv2.start()
-			var lastPTS time.Duration
-			readUntil(t, s, m, func(au *media.AccessUnit) bool {
-				if au.Discontinuity && au.PTS <= lastPTS {
-					t.Fatalf("PTS going back at the discontinuity: %v after %v", au.PTS, lastPTS)
-				}
-				lastPTS = max(lastPTS, au.PTS)
-				return m.Discontinuities == 1 && m.Matched >= 200
-			}, 60*time.Second)
+			if err := testutil.Within(t, 2*time.Minute, "the reader", read); err != nil {
+				t.Fatalf("%v (stats %+v)", err, s.Stats())
+			}
+			if misplaced != "" {
+				t.Fatal(misplaced)
+			}
 			st := s.Stats()
 			t.Logf("stats %+v", st)
 			if st.Connects != 2 || st.Reconnects != 1 || st.Discontinuities != 1 || st.ConnectFailures == 0 {
