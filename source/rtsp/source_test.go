@@ -152,15 +152,16 @@ func TestServerLateStart(t *testing.T) {
 func TestServerRestart(t *testing.T) {
 	for _, transport := range []string{TransportTCP, TransportUDP} {
 		t.Run(transport, func(t *testing.T) {
+			// both clips are loaded first: a source streams at once and nobody reads it meanwhile
 			c := sourcetest.LoadClip(t, clips[0])
 			forma, aus := clipFormat(t, c, true)
+			c2 := sourcetest.LoadClip(t, clips[1])
+			forma2, aus2 := clipFormat(t, c2, false)
 			srv := &testServer{t: t, forma: forma, aus: aus, rate: 8}
 			srv.start()
 			s := open(t, &Source{URL: srv.url(), Transport: transport, Backoff: []time.Duration{200 * time.Millisecond}})
 
 			// another stream, from another server, plays on undisturbed
-			c2 := sourcetest.LoadClip(t, clips[1])
-			forma2, aus2 := clipFormat(t, c2, false)
 			other := &testServer{t: t, forma: forma2, aus: aus2, rate: 8}
 			other.start()
 			s2 := open(t, &Source{URL: other.url(), Transport: transport})
