@@ -374,21 +374,34 @@ func TestBackpressure(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// onWait returns a context for one Decode that runs act once Decode waits on it for a free
+	// frame, and a function to call after Decode that reports whether it waited.
+	onWait := func(parent context.Context, act func()) (context.Context, func() bool) {
+		ctx, waiting := testutil.Blocking(parent)
+		done, acted := make(chan struct{}), make(chan bool, 1)
+		go func() {
+			select {
+			case <-waiting:
+				act()
+				acted <- true
+			case <-done:
+				acted <- false
+			}
+		}()
+		return ctx, func() bool { close(done); return <-acted }
+	}
+	parent, cancel := context.WithCancel(context.Background())
+	ctx, waited := onWait(parent, cancel)
 	err := dec.Decode(ctx, &aus[i], hold)
-	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) || dec.Stats().Dropped != 1 {
-		t.Fatalf("Decode with the pool exhausted: %v, stats %+v", err, dec.Stats())
+	if w := waited(); !w || !errors.Is(err, context.Canceled) || dec.Stats().Dropped != 1 {
+		t.Fatalf("Decode with the pool exhausted: %v, waited %v, stats %+v", err, w, dec.Stats())
 	}
 	i++
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		held[0].Release()
-	}()
+	ctx, waited = onWait(context.Background(), held[0].Release)
 	n := 0
-	err = dec.Decode(context.Background(), &aus[i], func(f *frame.Frame) error { n++; f.Release(); return nil })
-	if err != nil || n != 1 {
-		t.Fatalf("Decode after a release: %v, %d frames", err, n)
+	err = dec.Decode(ctx, &aus[i], func(f *frame.Frame) error { n++; f.Release(); return nil })
+	if w := waited(); !w || err != nil || n != 1 {
+		t.Fatalf("Decode after a release: %v, waited %v, %d frames", err, w, n)
 	}
 	held[1].Release()
 	if err := dec.Close(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/internal/testutil"
 )
 
 // The three reference models' preprocessing (assets/MANIFEST.md).
@@ -230,7 +231,7 @@ func TestReuse(t *testing.T) {
 
 // TestWorkersStop checks that Close, and dropping a CPU without Close, end its goroutines.
 func TestWorkersStop(t *testing.T) {
-	base := settledGoroutines() // other tests' workers may still be exiting
+	base := settledGoroutines(t) // other tests' workers may still be exiting
 	fr := newPicture(64, 48, 6).frame(frame.FormatI420)
 	dst := make([]float32, 3*416*416)
 	c := &CPU{Spec: specYOLOX, Workers: 4}
@@ -251,30 +252,29 @@ func TestWorkersStop(t *testing.T) {
 	waitGoroutines(t, base, "after dropping an unclosed CPU")
 }
 
-func settledGoroutines() int {
-	n := runtime.NumGoroutine()
-	for stable := 0; stable < 5; {
+// settledGoroutines returns the number of goroutines once it held still over five checks in a
+// row, garbage collecting before each (unclosed CPUs end their workers when collected).
+func settledGoroutines(t *testing.T) int {
+	t.Helper()
+	n, stable := -1, 0
+	testutil.Eventually(t, 30*time.Second, "the goroutine count to settle", func() bool {
 		runtime.GC()
-		time.Sleep(5 * time.Millisecond)
 		if m := runtime.NumGoroutine(); m == n {
 			stable++
 		} else {
 			n, stable = m, 0
 		}
-	}
+		return stable >= 5
+	})
 	return n
 }
 
 func waitGoroutines(t *testing.T, want int, when string) {
 	t.Helper()
-	for range 100 {
+	testutil.Eventually(t, 30*time.Second, fmt.Sprintf("at most %d goroutines %s", want, when), func() bool {
 		runtime.GC()
-		if runtime.NumGoroutine() <= want {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Errorf("%d goroutines %s, want %d", runtime.NumGoroutine(), when, want)
+		return runtime.NumGoroutine() <= want
+	})
 }
 
 func TestRunErrors(t *testing.T) {

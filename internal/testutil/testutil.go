@@ -1,5 +1,6 @@
-// Package testutil holds what vinfer's tests share: finding the repository and its assets, and a
-// goroutine-safe log buffer for checking what a running system logged (frame leaks, errors).
+// Package testutil holds what vinfer's tests share: finding the repository and its assets, a
+// goroutine-safe log buffer for checking what a running system logged (frame leaks, errors), and
+// the ways a test waits (Eventually, Within, Blocking) instead of sleeping before an assertion.
 // It is imported by tests only.
 package testutil
 

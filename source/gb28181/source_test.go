@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vinfer/vinfer/internal/sourcetest"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source/gb28181/ps"
 )
@@ -90,7 +91,7 @@ func TestSharedPort(t *testing.T) {
 		t.Fatal("a second source for the same SSRC and port was accepted")
 	}
 	newSender(c1, 1001, ps.Quirks{}).run(0, len(c1.Samples), udpWriter(t, addr))
-	time.Sleep(50 * time.Millisecond) // the genuine sender first
+	testutil.Eventually(t, 30*time.Second, "stream 1 to accept the genuine sender's packets", func() bool { return s1.Stats().Packets > 0 })
 	impostor := newSender(c2, 1001, ps.Quirks{})
 	impostor.run(0, 100, udpWriter(t, addr))
 	newSender(c2, 1002, ps.Quirks{}).run(0, len(c2.Samples), udpWriter(t, addr))
@@ -174,7 +175,7 @@ func TestTCPActive(t *testing.T) {
 	port := sourcetest.TCPPort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	s := open(t, &Source{Transport: TransportTCPActive, RemoteAddr: addr, Backoff: []time.Duration{100 * time.Millisecond}})
-	time.Sleep(500 * time.Millisecond) // a few failed attempts
+	testutil.Eventually(t, 30*time.Second, "a few failed connection attempts", func() bool { return s.Stats().ConnectFailures >= 2 })
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +217,8 @@ func TestWatchdogTCPActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	hangUp := make(chan struct{})
+	t.Cleanup(func() { close(hangUp) })
 	var accepted atomic.Int32
 	go func() {
 		for {
@@ -231,7 +234,7 @@ func TestWatchdogTCPActive(t *testing.T) {
 					to = 70
 				}
 				newSender(c, 1, ps.Quirks{}).run(0, to, tcpWriter(conn))()
-				time.Sleep(time.Minute) // silent, connection open
+				<-hangUp // silent, connection open until the test ends
 			}()
 		}
 	}()

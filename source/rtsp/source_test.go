@@ -1,8 +1,10 @@
 package rtsp
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -113,13 +115,7 @@ func TestAuthAndRedaction(t *testing.T) {
 
 	bad := strings.Replace(srv.url(), "Zebra-Secret-42", "Wrong-Secret-43", 1)
 	b := open(t, &Source{URL: bad, Transport: TransportTCP, Logger: logger, Backoff: []time.Duration{50 * time.Millisecond}})
-	deadline := time.Now().Add(10 * time.Second)
-	for b.Stats().ConnectFailures < 3 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := b.Stats().ConnectFailures; n < 3 {
-		t.Fatalf("%d connection failures counted with a wrong password", n)
-	}
+	testutil.Eventually(t, 30*time.Second, "3 connection failures counted with a wrong password", func() bool { return b.Stats().ConnectFailures >= 3 })
 	out := logs.String()
 	for _, secret := range []string{"Zebra-Secret-42", "Wrong-Secret-43", "viewer"} {
 		if strings.Contains(out, secret) {
@@ -140,7 +136,7 @@ func TestServerLateStart(t *testing.T) {
 	srv.addr = "127.0.0.1:" + itoa(sourcetest.TCPPort(t))
 	srv.rtp = sourcetest.UDPPortPair(t)
 	s := open(t, &Source{URL: srv.url(), Transport: TransportAuto, Backoff: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}})
-	time.Sleep(1200 * time.Millisecond)
+	testutil.Eventually(t, 30*time.Second, "3 failed attempts before the server starts", func() bool { return s.Stats().ConnectFailures >= 3 })
 	srv.start()
 	m := &sourcetest.Matcher{Clip: c}
 	readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 50 }, 60*time.Second)
@@ -156,15 +152,16 @@ func TestServerLateStart(t *testing.T) {
 func TestServerRestart(t *testing.T) {
 	for _, transport := range []string{TransportTCP, TransportUDP} {
 		t.Run(transport, func(t *testing.T) {
+			// both clips are loaded first: a source streams at once and nobody reads it meanwhile
 			c := sourcetest.LoadClip(t, clips[0])
 			forma, aus := clipFormat(t, c, true)
+			c2 := sourcetest.LoadClip(t, clips[1])
+			forma2, aus2 := clipFormat(t, c2, false)
 			srv := &testServer{t: t, forma: forma, aus: aus, rate: 8}
 			srv.start()
 			s := open(t, &Source{URL: srv.url(), Transport: transport, Backoff: []time.Duration{200 * time.Millisecond}})
 
 			// another stream, from another server, plays on undisturbed
-			c2 := sourcetest.LoadClip(t, clips[1])
-			forma2, aus2 := clipFormat(t, c2, false)
 			other := &testServer{t: t, forma: forma2, aus: aus2, rate: 8}
 			other.start()
 			s2 := open(t, &Source{URL: other.url(), Transport: transport})
@@ -185,22 +182,35 @@ func TestServerRestart(t *testing.T) {
 			m := &sourcetest.Matcher{Clip: c}
 			readUntil(t, s, m, func(*media.AccessUnit) bool { return m.Matched == 80 }, 60*time.Second)
 			srv.close()
-			var lastPTS time.Duration
+			// reading goes on while the server is down; it comes back once the source failed
+			// to reconnect
 			var restarted atomic.Bool
-			time.AfterFunc(time.Second, func() {
-				srv2 := &testServer{t: t, forma: forma, aus: aus, rate: 8, addr: srv.addr, rtp: srv.rtp}
-				srv2.start()
-				restarted.Store(true)
-			})
-			readUntil(t, s, m, func(au *media.AccessUnit) bool {
-				if au.Discontinuity {
-					if !restarted.Load() || au.PTS <= lastPTS {
-						t.Fatalf("discontinuity before the restart or PTS going back: %v after %v", au.PTS, lastPTS)
+			var misplaced string
+			read, readerDone := make(chan error, 1), make(chan struct{})
+			go func() {
+				defer close(readerDone)
+				var lastPTS time.Duration
+				read <- sourcetest.ReadUntil(s, m, func(au *media.AccessUnit) bool {
+					if au.Discontinuity && (!restarted.Load() || au.PTS <= lastPTS) {
+						misplaced = fmt.Sprintf("discontinuity before the restart (%v) or PTS going back: %v after %v",
+							!restarted.Load(), au.PTS, lastPTS)
+						return true
 					}
-				}
-				lastPTS = max(lastPTS, au.PTS)
-				return m.Discontinuities == 1 && m.Matched >= 200
-			}, 60*time.Second)
+					lastPTS = max(lastPTS, au.PTS)
+					return m.Discontinuities == 1 && m.Matched >= 200
+				}, 60*time.Second)
+			}()
+			defer func() { s.Close(); <-readerDone }() // the reader ends with the test, even a failing one
+			testutil.Eventually(t, 30*time.Second, "a failed reconnection attempt", func() bool { return s.Stats().ConnectFailures > 0 })
+			restarted.Store(true)
+			srv2 := &testServer{t: t, forma: forma, aus: aus, rate: 8, addr: srv.addr, rtp: srv.rtp}
+			srv2.start()
+			if err := testutil.Within(t, 2*time.Minute, "the reader", read); err != nil {
+				t.Fatalf("%v (stats %+v)", err, s.Stats())
+			}
+			if misplaced != "" {
+				t.Fatal(misplaced)
+			}
 			st := s.Stats()
 			t.Logf("stats %+v", st)
 			if st.Connects != 2 || st.Reconnects != 1 || st.Discontinuities != 1 || st.ConnectFailures == 0 {
@@ -249,16 +259,16 @@ func TestUnsupportedCodec(t *testing.T) {
 func TestStaleGeneration(t *testing.T) {
 	s := &Source{q: live.NewQueue(4)}
 	s.gen = 3
-	au := &media.AccessUnit{Data: []byte{0, 0, 0, 1, 0x65}, Key: true}
-	s.deliver(2, au)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if got, err := s.q.Pop(ctx); err == nil {
-		t.Fatalf("stale access unit delivered: %+v", got)
-	}
-	s.deliver(3, au)
-	if _, err := s.q.Pop(context.Background()); err != nil {
+	stale := &media.AccessUnit{Data: []byte{0, 0, 0, 1, 0x65, 2}, Key: true}
+	current := &media.AccessUnit{Data: []byte{0, 0, 0, 1, 0x65, 3}, Key: true}
+	s.deliver(2, stale)
+	s.deliver(3, current)
+	got, err := s.q.Pop(context.Background()) // the stale one, if queued, would come first
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Data, current.Data) {
+		t.Fatalf("Pop returned %x, want the current session's %x", got.Data, current.Data)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 )
 
 func rtpPacket(ssrc uint32, seq uint16) []byte {
@@ -25,13 +27,7 @@ func senderReport(ssrc uint32) []byte {
 
 func receive(t *testing.T, s *Sub) *Datagram {
 	t.Helper()
-	select {
-	case d := <-s.C:
-		return d
-	case <-time.After(2 * time.Second):
-		t.Fatal("no datagram")
-		return nil
-	}
+	return testutil.Within(t, 10*time.Second, "a datagram", s.C)
 }
 
 func TestRouting(t *testing.T) {
@@ -84,10 +80,7 @@ func TestRouting(t *testing.T) {
 	if d := receive(t, a); !d.RTCP {
 		t.Fatalf("SSRC A expected its sender report, got %x", d.Bytes())
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for anyS.Garbage() != 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the garbage datagram counted", func() bool { return anyS.Garbage() > 0 })
 	if anyS.Garbage() != 1 || a.Garbage() != 0 {
 		t.Fatalf("garbage: catch-all %d, A %d", anyS.Garbage(), a.Garbage())
 	}
@@ -121,13 +114,7 @@ func TestOverflow(t *testing.T) {
 			time.Sleep(time.Millisecond) // stay within the socket buffer
 		}
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for s.Overflow() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if s.Overflow() == 0 {
-		t.Fatal("no overflow counted")
-	}
+	testutil.Eventually(t, 10*time.Second, "an overflow counted", func() bool { return s.Overflow() > 0 })
 }
 
 func BenchmarkRoute(b *testing.B) {
