@@ -3,7 +3,10 @@ package api
 import (
 	"context"
 	"encoding/json"
+	scene "github.com/vinfer/vinfer/event"
+	"github.com/vinfer/vinfer/internal/defs"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -150,15 +153,44 @@ func (t *tracker) wait(ctx context.Context, stream string, frame int64, timeout 
 	}
 }
 
-// sse streams results as Server-Sent Events (one "result" event per inferred frame; a comment
-// every 15 s keeps proxies from closing an idle stream).
+// subscription reads ?stream=ID&type=T1,T2 (type=all: every scene event); without type the
+// subscriber gets results.
+func (s *Server) subscription(w http.ResponseWriter, r *http.Request) (defs.Subscription, bool) {
+	q := r.URL.Query()
+	sub := defs.Subscription{Stream: q.Get("stream")}
+	if sub.Stream != "" && !s.streamExists(sub.Stream) {
+		writeError(w, http.StatusNotFound, "no stream %q: GET /api/streams lists them", sub.Stream)
+		return sub, false
+	}
+	if t := q.Get("type"); t != "" {
+		sub.Events = true
+		if t != "all" {
+			for _, w1 := range strings.Split(t, ",") {
+				ty, err := scene.ParseType(w1)
+				if err != nil {
+					writeError(w, http.StatusBadRequest, "type: %v", err)
+					return sub, false
+				}
+				sub.Types = append(sub.Types, ty.String())
+			}
+		}
+	}
+	return sub, true
+}
+
+// sse streams results as Server-Sent Events, one "result" event per inferred frame, or with
+// ?type= one "event" event per scene event; a comment every 15 s keeps proxies from closing an
+// idle stream.
 func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
-	stream := r.URL.Query().Get("stream")
-	if stream != "" && !s.streamExists(stream) {
-		writeError(w, http.StatusNotFound, "no stream %q: GET /api/streams lists them", stream)
+	sub, ok := s.subscription(w, r)
+	if !ok {
 		return
 	}
-	results, cancel := s.App.Subscribe(stream)
+	name := "result"
+	if sub.Events {
+		name = "event"
+	}
+	results, cancel := s.App.Subscribe(sub)
 	defer cancel()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -185,14 +217,14 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			buf = appendEvent(buf[:0], msg)
+			buf = appendEvent(buf[:0], name, msg)
 			s.Metrics.ObserveEvent("sse")
 			// Send whatever else is already waiting in the same write.
 			for more := true; more && len(buf) < 64<<10; {
 				select {
 				case m, ok := <-results:
 					if ok {
-						buf = appendEvent(buf, m)
+						buf = appendEvent(buf, name, m)
 						s.Metrics.ObserveEvent("sse")
 					}
 					more = ok
@@ -210,8 +242,10 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func appendEvent(b, msg []byte) []byte {
-	b = append(b, "event: result\ndata: "...)
+func appendEvent(b []byte, name string, msg []byte) []byte {
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	b = append(b, "\ndata: "...)
 	b = append(b, msg...)
 	return append(b, "\n\n"...)
 }
@@ -220,9 +254,8 @@ func appendEvent(b, msg []byte) []byte {
 // Messages from the client are ignored; a client too slow to keep up misses messages rather than
 // slowing the pipeline.
 func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
-	stream := r.URL.Query().Get("stream")
-	if stream != "" && !s.streamExists(stream) {
-		writeError(w, http.StatusNotFound, "no stream %q: GET /api/streams lists them", stream)
+	sub, ok := s.subscription(w, r)
+	if !ok {
 		return
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
@@ -231,7 +264,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.CloseNow()
-	results, cancel := s.App.Subscribe(stream)
+	results, cancel := s.App.Subscribe(sub)
 	defer cancel()
 	ctx := c.CloseRead(r.Context())
 	for {

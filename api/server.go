@@ -12,6 +12,8 @@
 //	POST   /api/streams                      add a stream: a config.Stream, {"id","source","model",...} as in the config file
 //	GET    /api/streams/{id}                 one stream
 //	DELETE /api/streams/{id}                 stop and remove a stream
+//	GET    /api/streams/{id}/scene           zones and lines with their live counts
+//	PUT    /api/streams/{id}/scene           replace zones and lines: {"zones":[…],"lines":[…]} (applied at the next frame)
 //	GET    /api/streams/{id}/snapshot.jpg    latest frame, boxes and labels drawn (?boxes=0, ?width=N, ?quality=Q, ?wait=0)
 //	GET    /api/models                       declared models and their state
 //	POST   /api/models/{name}/reload         load the model file again and swap it in
@@ -108,7 +110,7 @@ func (s *Server) Start() error {
 	}
 	s.Metrics.Watch(s.App, s.ctx.Done())
 	s.tracker = newTracker()
-	events, unsubscribe := s.App.Subscribe("")
+	events, unsubscribe := s.App.Subscribe(defs.Subscription{})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -180,6 +182,7 @@ func (s *Server) routes() http.Handler {
 	api("/api/streams", methods{"GET": s.listStreams, "POST": s.addStream}.serve)
 	api("/api/streams/{id}", methods{"GET": s.getStream, "DELETE": s.deleteStream}.serve)
 	api("/api/streams/{id}/snapshot.jpg", methods{"GET": s.snapshot}.serve)
+	api("/api/streams/{id}/scene", methods{"GET": s.getScene, "PUT": s.putScene}.serve)
 	api("/api/models", methods{"GET": s.listModels}.serve)
 	api("/api/models/{name}", methods{"GET": s.getModel}.serve)
 	api("/api/models/{name}/reload", methods{"POST": s.reloadModel}.serve)

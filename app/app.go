@@ -104,6 +104,9 @@ func sinkDecls(o config.Output) []config.Sink {
 	if o.JSONL != "" && o.JSONL != "none" {
 		out = append(out, config.NewSink("jsonl", map[string]any{"path": o.JSONL}))
 	}
+	if o.Events != "" && o.Events != "none" {
+		out = append(out, NewEventsSink(o.Events))
+	}
 	return append(out, o.Sinks...)
 }
 
@@ -187,7 +190,7 @@ func (a *App) Wait(ctx context.Context) error {
 
 // Subscribe returns a channel of encoded results (JSON objects) for live consumers (SSE,
 // WebSocket); slow subscribers lose messages (counted) rather than slowing the pipeline.
-func (a *App) Subscribe(stream string) (<-chan []byte, func()) { return a.fanout.subscribe(stream) }
+func (a *App) Subscribe(s defs.Subscription) (<-chan []byte, func()) { return a.fanout.subscribe(s) }
 
 // LatestFrame returns a stream's most recent decoded frame (Options.KeepLatest) with a
 // reference the caller must Release, or nil.
@@ -217,4 +220,9 @@ func (a *App) closeSinks() error {
 	}
 	a.sinks = nil
 	return errors.Join(errs...)
+}
+
+// NewEventsSink declares a jsonl sink of scene events to path ("-": stdout).
+func NewEventsSink(path string) config.Sink {
+	return config.NewSink("jsonl", map[string]any{"path": path, "carry": "events"})
 }

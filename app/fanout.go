@@ -1,6 +1,10 @@
 package app
 
 import (
+	"slices"
+
+	"github.com/vinfer/vinfer/event"
+	"github.com/vinfer/vinfer/internal/defs"
 	"sync"
 	"sync/atomic"
 
@@ -17,8 +21,23 @@ type Fanout struct {
 }
 
 type subscriber struct {
-	stream string // "" = all
-	ch     chan []byte
+	defs.Subscription
+	ch chan []byte
+}
+
+func (s *subscriber) wants(ev *event.Event) bool {
+	if !s.Events || s.Stream != "" && s.Stream != ev.Stream {
+		return false
+	}
+	return len(s.Types) == 0 || slices.Contains(s.Types, ev.Type.String())
+}
+
+func (f *Fanout) offer(s *subscriber, msg []byte) {
+	select {
+	case s.ch <- msg:
+	default:
+		f.Dropped.Add(1)
+	}
 }
 
 func newFanout() *Fanout { return &Fanout{subs: map[*subscriber]struct{}{}} }
@@ -33,23 +52,27 @@ func (f *Fanout) Write(r *sink.Result) error {
 	f.buf = sink.AppendJSON(f.buf[:0], r)
 	var msg []byte
 	for s := range f.subs {
-		if s.stream != "" && s.stream != r.Stream {
+		if s.Events {
+			for i := range r.Events {
+				if s.wants(&r.Events[i]) {
+					f.offer(s, r.Events[i].AppendJSON(nil))
+				}
+			}
+			continue
+		}
+		if s.Stream != "" && s.Stream != r.Stream {
 			continue
 		}
 		if msg == nil {
 			msg = append([]byte(nil), f.buf...)
 		}
-		select {
-		case s.ch <- msg:
-		default:
-			f.Dropped.Add(1)
-		}
+		f.offer(s, msg)
 	}
 	return nil
 }
 
-func (f *Fanout) subscribe(stream string) (<-chan []byte, func()) {
-	s := &subscriber{stream: stream, ch: make(chan []byte, 64)}
+func (f *Fanout) subscribe(sub defs.Subscription) (<-chan []byte, func()) {
+	s := &subscriber{Subscription: sub, ch: make(chan []byte, 64)}
 	f.mu.Lock()
 	f.subs[s] = struct{}{}
 	f.mu.Unlock()

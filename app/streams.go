@@ -1,6 +1,8 @@
 package app
 
 import (
+	"fmt"
+	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/pipeline"
 	"github.com/vinfer/vinfer/source/live"
@@ -39,9 +41,33 @@ func streamInfo(st *pipeline.StreamStatus) defs.StreamInfo {
 		ps := st.Pool.Stats()
 		si.Pool = &ps
 	}
+	if st.Scene != nil {
+		si.Scene = &analytics.Metrics{}
+		st.Scene.Metrics(si.Scene)
+	}
 	if ls, ok := st.Source.(liveSource); ok {
 		ss := ls.Stats()
 		si.Source = &ss
 	}
 	return si
+}
+
+// SetScene replaces a running stream's zones and lines after checking them against its frame
+// size (when known) and its model's labels.
+func (a *App) SetScene(id string, c analytics.Config) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	st, ok := a.Pipeline.Stream(id)
+	if !ok {
+		return fmt.Errorf("no stream %q", id)
+	}
+	var labels []string
+	if e := a.Registry.Loaded(st.Model); e != nil && e.Current() != nil {
+		labels = e.Current().Labels()
+	}
+	if err := c.Check(0, 0, labels); err != nil {
+		return err
+	}
+	return a.Pipeline.SetScene(id, c)
 }

@@ -134,8 +134,10 @@ func (c *Config) resolvePaths() {
 			s.Source = c.Resolve(s.Source)
 		}
 	}
-	if o := c.Output.JSONL; o != "" && o != "-" && o != "none" {
-		c.Output.JSONL = c.Resolve(o)
+	for _, o := range []*string{&c.Output.JSONL, &c.Output.Events} {
+		if *o != "" && *o != "-" && *o != "none" {
+			*o = c.Resolve(*o)
+		}
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 type Output struct {
 	// JSONL is shorthand for a jsonl sink: a file path, "-" for stdout (the default), "none".
 	JSONL string `yaml:"jsonl,omitempty" json:"jsonl,omitempty"`
+	// Events is shorthand for a jsonl sink of scene events, one per line: a file, "-" for stdout;
+	// empty: none.
+	Events string `yaml:"events,omitempty" json:"events,omitempty"`
 	// Sinks are further outputs, each of a kind registered in package sink.
 	Sinks []Sink `yaml:"sinks,omitempty" json:"sinks,omitempty"`
 	// Progress prints a live progress line on stderr (default true when stderr is a terminal).

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+
+	"github.com/vinfer/vinfer/analytics"
 )
 
 // Stream declares one video stream. The same type is read from configuration files (YAML), sent
@@ -33,6 +35,11 @@ type Stream struct {
 	// GPU is the CUDA device ordinal of an nvdec stream (after CUDA_VISIBLE_DEVICES); nil:
 	// round-robin over every visible GPU.
 	GPU *int `yaml:"gpu,omitempty" json:"gpu,omitempty"`
+	// Tracker configures the multi-object tracker (on by default; `tracker: none` turns it off).
+	Tracker *Tracker `yaml:"tracker,omitempty" json:"tracker,omitempty"`
+	// Scene declares zones and lines (zones:, lines:, track_events:, retention:), whose events
+	// the stream reports (package analytics).
+	analytics.Config `yaml:",inline"`
 }
 
 // idPattern is what a stream id may hold (it appears in URL paths and file names).
@@ -68,6 +75,13 @@ func (s *Stream) Validate() error {
 	}
 	if s.MaxFPS < 0 || math.IsNaN(s.MaxFPS) || math.IsInf(s.MaxFPS, 0) {
 		errs = append(errs, fmt.Errorf("max_fps %v must be a number ≥ 0", s.MaxFPS))
+	}
+	errs = append(errs, s.Tracker.Validate())
+	if !s.Tracker.Enabled() && (len(s.Zones) > 0 || len(s.Lines) > 0 || s.TrackEvents) {
+		errs = append(errs, errors.New("zones, lines and track events need the tracker (remove tracker: none)"))
+	}
+	if len(s.Zones) > 0 || len(s.Lines) > 0 {
+		errs = append(errs, s.Config.Validate())
 	}
 	if s.GPU != nil {
 		switch {

@@ -107,3 +107,41 @@ output:
 		t.Fatalf("no type: %v", err)
 	}
 }
+
+func TestStreamTrackerAndScene(t *testing.T) {
+	c, err := Parse([]byte(`
+models: [{name: m, path: x.onnx}]
+streams:
+  - id: a
+    source: a.mp4
+    model: m
+    tracker: {track_thresh: 0.6, track_buffer: 2s}
+    zones: [{name: table, polygon: [[100, 100], [300, 100], [300, 300]]}]
+    lines: [{name: door, points: [[0, 200], [400, 200]]}]
+  - {id: b, source: b.mp4, model: m, tracker: none}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := c.Streams[0], c.Streams[1]
+	if !a.Tracker.Enabled() || a.Tracker.TrackThresh != 0.6 || len(a.Zones) != 1 || len(a.Lines) != 1 || b.Tracker.Enabled() {
+		t.Fatalf("%+v %+v", a, b)
+	}
+	j, _ := json.Marshal(b)
+	if !strings.Contains(string(j), `"tracker":"none"`) {
+		t.Fatalf("JSON %s", j)
+	}
+	var back Stream
+	if err := json.Unmarshal([]byte(`{"id":"x","source":"y","model":"m","tracker":"none","zones":[{"name":"z","polygon":[[1,1],[50,1],[50,50]]}]}`), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Tracker.Enabled() || len(back.Zones) != 1 {
+		t.Fatalf("%+v", back)
+	}
+	if err := back.Validate(); err == nil || !strings.Contains(err.Error(), "need the tracker") {
+		t.Fatalf("zones without tracker: %v", err)
+	}
+	if _, err := Parse([]byte("models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, lines: [{name: l, points: [[1,1],[1,1]]}]}]")); err == nil {
+		t.Fatal("zero-length line accepted")
+	}
+}

@@ -37,6 +37,9 @@ var (
 	descThroughput    = desc("pipeline_throughput_frames_per_second", "Frames inferred per second over the last window, all streams of the model.", "model")
 	descCapacity      = desc("stage_capacity_frames_per_second", "Frames per second a stage could sustain at its measured busy time per frame: inference (the model's worker) or decode_preprocess (the streams' goroutines together).", "model", "stage")
 	descEfficiency    = desc("pipeline_efficiency_ratio", "Achieved fps divided by the bottleneck stage's fps over the last window (1: as fast as the slowest stage allows).", "model")
+	descZoneObjects   = desc("zone_objects", "Tracked objects in a zone now, by class.", "stream", "zone", "class")
+	descZoneEvents    = desc("zone_events_total", "Zone events (enter, leave, loiter), by class.", "stream", "zone", "type", "class")
+	descLineCross     = desc("line_crossings_total", "Tracks that crossed a line, by direction (in, out) and class.", "stream", "line", "direction", "class")
 	descGPUUsed       = desc("gpu_memory_used_bytes", "GPU memory in use on the device (all processes), for every GPU vinfer uses.", "device")
 	descGPUTotal      = desc("gpu_memory_total_bytes", "GPU memory of the device, for every GPU vinfer uses.", "device")
 )
@@ -50,7 +53,7 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 		descInferred, descDropped, descDetections, descQueue, descPool, descPoolCap, descReconnects,
 		descConnFail, descRTPPackets, descRTPLost, descSourceDropped, descModelLoaded, descModelLoadSec,
 		descModelLoads, descBatches, descBatchFrames, descThroughput, descCapacity, descEfficiency,
-		descGPUUsed, descGPUTotal} {
+		descGPUUsed, descGPUTotal, descZoneObjects, descZoneEvents, descLineCross} {
 		ch <- d
 	}
 	c.m.streamLatency.Describe(ch)
@@ -95,6 +98,18 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descPool, float64(ps.InUse), id, "in_use")
 			gauge(descPool, float64(ps.Free), id, "free")
 			gauge(descPoolCap, float64(ps.Capacity), id)
+		}
+		if sc := s.Scene; sc != nil {
+			for _, z := range sc.Zones {
+				gauge(descZoneObjects, float64(z.Objects), id, z.Zone, z.Class)
+				counter(descZoneEvents, float64(z.Enter), id, z.Zone, "enter", z.Class)
+				counter(descZoneEvents, float64(z.Leave), id, z.Zone, "leave", z.Class)
+				counter(descZoneEvents, float64(z.Loiter), id, z.Zone, "loiter", z.Class)
+			}
+			for _, l := range sc.Lines {
+				counter(descLineCross, float64(l.In), id, l.Line, "in", l.Class)
+				counter(descLineCross, float64(l.Out), id, l.Line, "out", l.Class)
+			}
 		}
 		if ss := s.Source; ss != nil {
 			counter(descReconnects, float64(ss.Reconnects), id)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/config"
 	"log/slog"
 	"slices"
@@ -155,7 +156,11 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 		}
 		cfg.Preprocessor = cpu
 	}
-	st := &stream{cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
+	sc, err := newScene(&cfg.Stream)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", cfg.ID, err)
+	}
+	st := &stream{scene: sc, cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		keepFrame: len(m.cascades) > 0, policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
 	if !cfg.OnGPU() { // device frames are queued as frames: no host input slots
@@ -345,6 +350,11 @@ func (p *Pipeline) output() {
 	defer close(p.outDone)
 	for msg := range p.results {
 		r := msg.r
+		if sc := msg.st.scene; sc != nil {
+			sc.process(r)
+		} else {
+			r.Events = r.Events[:0]
+		}
 		for _, s := range p.opts.Sinks {
 			if err := s.Write(r); err != nil && p.sinkErr == nil {
 				p.sinkErr = err
@@ -380,6 +390,8 @@ type StreamStatus struct {
 	Queue   int
 	Stats   *StreamStats
 	Started time.Time
+	// Scene is the stream's zone and line analyzer, nil with tracker: none.
+	Scene *analytics.Analyzer
 	// Source is the stream's source (type-assert for live statistics); Pool is its decoder's
 	// frame pool, nil before the first frame or when the decoder has none.
 	Source source.Source
@@ -397,7 +409,13 @@ func (p *Pipeline) Streams() []StreamStatus {
 		if st.cfg.OnGPU() {
 			dev = st.cfg.Device
 		}
-		out = append(out, StreamStatus{ID: id, Model: st.cfg.Model, Decl: st.cfg.Stream, Device: dev, Live: st.cfg.Source.Live(),
+		var scene *analytics.Analyzer
+		decl := st.cfg.Stream
+		if st.scene != nil {
+			scene = st.scene.analyzer
+			decl.Config = scene.Set().Config() // zones and lines as changed at run time
+		}
+		out = append(out, StreamStatus{Scene: scene, ID: id, Model: st.cfg.Model, Decl: decl, Device: dev, Live: st.cfg.Source.Live(),
 			Ended: st.ended.Load(), Err: st.err, Queue: st.q.len(), Stats: st.stats, Started: st.stats.started,
 			Source: st.cfg.Source, Pool: st.pool.Load()})
 	}
@@ -451,4 +469,26 @@ func (p *Pipeline) ModelStats() map[string][2]int64 {
 		out[k.name] = [2]int64{s[0] + m.batches.Load(), s[1] + m.batchItems.Load()}
 	}
 	return out
+}
+
+// ErrNoScene is returned by SetScene for a stream that does not track (tracker: none).
+var ErrNoScene = errors.New("the stream does not track (tracker: none): zones and lines need the tracker")
+
+// SetScene replaces a running stream's zones and lines; the next frame uses them.
+func (p *Pipeline) SetScene(id string, c analytics.Config) error {
+	p.mu.Lock()
+	st, ok := p.streams[id]
+	p.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("pipeline: no stream %q", id)
+	}
+	if st.scene == nil {
+		return ErrNoScene
+	}
+	set, err := analytics.Compile(c)
+	if err != nil {
+		return err
+	}
+	st.scene.analyzer.Store(set)
+	return nil
 }

@@ -78,6 +78,8 @@ type stream struct {
 	poolOf    interface{ Pool() *frame.Pool } // the decoder, when it has a frame pool
 	pool      atomic.Pointer[frame.Pool]      // its current pool (metrics)
 
+	scene *scene // tracker and zones/lines; nil with tracker: none
+
 	latestMu sync.Mutex
 	latest   *frame.Frame // most recent decoded frame, retained for snapshots
 }

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +17,9 @@ type JSONL struct {
 	Live bool
 	// AllFrames writes every result; otherwise only results with detections.
 	AllFrames bool
+	// Events writes one line per scene event (docs/events.schema.json) instead of one per
+	// result.
+	Events bool
 
 	bw     *bufio.Writer
 	buf    []byte
@@ -24,14 +28,21 @@ type JSONL struct {
 
 // Write encodes r as one line.
 func (j *JSONL) Write(r *Result) error {
-	if !j.AllFrames && len(r.Detections) == 0 {
+	if j.Events && len(r.Events) == 0 || !j.Events && !j.AllFrames && len(r.Detections) == 0 {
 		return nil
 	}
 	if j.bw == nil {
 		j.bw = bufio.NewWriterSize(j.W, 64<<10)
 		j.buf = make([]byte, 0, 4096)
 	}
-	j.buf = append(AppendJSON(j.buf[:0], r), '\n')
+	if j.Events {
+		j.buf = j.buf[:0]
+		for i := range r.Events {
+			j.buf = append(r.Events[i].AppendJSON(j.buf), '\n')
+		}
+	} else {
+		j.buf = append(AppendJSON(j.buf[:0], r), '\n')
+	}
 	if _, err := j.bw.Write(j.buf); err != nil {
 		return err
 	}
@@ -67,15 +78,25 @@ type JSONLSettings struct {
 	Path string `yaml:"path"`
 	// AllFrames writes every inferred frame, not only frames with detections.
 	AllFrames bool `yaml:"all_frames"`
+	// Carry is results (one line per inferred frame, the default) or events (one line per
+	// scene event).
+	Carry string `yaml:"carry"`
 }
 
-// JSONLKind is the jsonl sink: {type: jsonl, path: FILE|-, all_frames: bool}.
+// JSONLKind is the jsonl sink: {type: jsonl, path: FILE|-, all_frames: bool, carry: results|events}.
 var JSONLKind = Kind{Type: "jsonl", Open: func(decl config.Sink, env Env) (Sink, error) {
 	var s JSONLSettings
 	if err := decl.Decode(&s); err != nil {
 		return nil, err
 	}
 	j := &JSONL{AllFrames: s.AllFrames}
+	switch s.Carry {
+	case "", "results":
+	case "events":
+		j.Events = true
+	default:
+		return nil, fmt.Errorf("sink jsonl: carry %q: use results or events", s.Carry)
+	}
 	if s.Path == "" || s.Path == "-" {
 		j.W, j.Live = env.Stdout, true
 		return j, nil

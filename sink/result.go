@@ -70,7 +70,11 @@ type Sink interface {
 // AppendJSON appends r as one JSON object (no newline) to b:
 //
 //	{"source":"cam1","frame":0,"pts":0.0,"width":768,"height":432,"model":"yolox",
-//	 "detections":[{"class_id":0,"label":"person","score":0.88,"box":[x1,y1,x2,y2]}]}
+//	 "detections":[{"class_id":0,"label":"person","score":0.88,"box":[x1,y1,x2,y2],"track_id":3}],
+//	 "events":[{"id":"01J…","type":"line.cross",…}]}
+//
+// track_id appears on tracked detections, events (docs/events.schema.json) when the frame has
+// some.
 //
 // with pts in seconds and boxes in frame pixels (2 decimals). It allocates nothing when b has room.
 func AppendJSON(b []byte, r *Result) []byte {
@@ -106,6 +110,10 @@ func AppendJSON(b []byte, r *Result) []byte {
 		b = append(b, `,"score":`...)
 		b = strconv.AppendFloat(b, float64(d.Score), 'f', 4, 32)
 		b = appendBox(b, d.Box)
+		if d.TrackID > 0 {
+			b = append(b, `,"track_id":`...)
+			b = strconv.AppendInt(b, d.TrackID, 10)
+		}
 		first := true
 		for k, p := range r.SecondaryParent {
 			if p != i {
@@ -134,7 +142,18 @@ func AppendJSON(b []byte, r *Result) []byte {
 		}
 		b = append(b, '}')
 	}
-	return append(b, "]}"...)
+	b = append(b, ']')
+	if len(r.Events) > 0 {
+		b = append(b, `,"events":[`...)
+		for i := range r.Events {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = r.Events[i].AppendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 func appendBox(b []byte, box [4]float32) []byte {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/cuda"
@@ -203,8 +204,9 @@ func defaultConfig() (*config.Config, error) {
 	}
 	m.Name = "yolox_nano"
 	return &config.Config{
-		Models:  []config.Model{m},
-		Streams: []config.Stream{{ID: "sample", Source: filepath.Join(dir, "videos", "one-by-one-person-detection.mp4"), Model: "yolox_nano"}},
+		Models: []config.Model{m},
+		Streams: []config.Stream{{ID: "sample", Source: filepath.Join(dir, "videos", "one-by-one-person-detection.mp4"), Model: "yolox_nano",
+			Config: sampleScene}},
 	}, nil
 }
 
@@ -248,4 +250,12 @@ func redactAll(msg string, streams []config.Stream) string {
 		msg = redact.Message(msg, s.Source)
 	}
 	return msg
+}
+
+// sampleScene is where something happens in the bundled clip (768×432): people walk in from the
+// bottom left, stop at the table and leave to the right.
+var sampleScene = analytics.Config{
+	Zones: []analytics.Zone{{Name: "table", Polygon: []analytics.Point{{380, 350}, {570, 350}, {570, 432}, {380, 432}},
+		Classes: []string{"person"}, Inertia: 3, Loiter: analytics.Duration(5 * time.Second)}},
+	Lines: []analytics.Line{{Name: "exit", Points: []analytics.Point{{620, 300}, {620, 432}}, Classes: []string{"person"}}},
 }

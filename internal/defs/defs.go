@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/source/live"
@@ -27,6 +28,9 @@ type StreamControl interface {
 	AddStream(s config.Stream) error
 	// RemoveStream stops a stream and releases it.
 	RemoveStream(id string) error
+	// SetScene replaces a running stream's zones and lines (validated here); the next frame
+	// uses them.
+	SetScene(id string, c analytics.Config) error
 }
 
 // Models lists the declared models and reloads them.
@@ -52,11 +56,22 @@ type Frames interface {
 	LatestFrame(id string) *frame.Frame
 }
 
-// Results delivers encoded results to live subscribers.
+// Results delivers encoded results or scene events to live subscribers.
 type Results interface {
-	// Subscribe returns JSON results of one stream ("" for all) until cancel is called; a slow
-	// subscriber loses messages rather than slowing the pipeline.
-	Subscribe(stream string) (results <-chan []byte, cancel func())
+	// Subscribe returns JSON messages until cancel is called: one per inferred frame (a result),
+	// or with Events one per scene event; a slow subscriber loses messages rather than slowing
+	// the pipeline.
+	Subscribe(s Subscription) (messages <-chan []byte, cancel func())
+}
+
+// Subscription selects what a live subscriber receives.
+type Subscription struct {
+	// Stream is a stream id; "": every stream.
+	Stream string
+	// Events subscribes to scene events (docs/events.schema.json) instead of results.
+	Events bool
+	// Types keeps only these event types; empty: all.
+	Types []string
 }
 
 // Waiter reports when every finite stream has ended.
@@ -97,6 +112,8 @@ type StreamInfo struct {
 	Source *live.Stats
 	// Device is the GPU ordinal of an nvdec stream, -1 otherwise.
 	Device int
+	// Scene are the zone and line figures (occupancy, crossings, events); nil with tracker: none.
+	Scene *analytics.Metrics
 }
 
 // State derives the stream's life stage.

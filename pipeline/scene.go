@@ -1,0 +1,70 @@
+package pipeline
+
+import (
+	"errors"
+	"time"
+
+	"github.com/vinfer/vinfer/analytics"
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/track"
+)
+
+// scene turns one stream's detections into tracked objects and scene events: the tracker sets
+// each matched detection's TrackID, the analyzer decides the zone and line events. It runs on
+// the output goroutine, once per result in stream order, and allocates nothing in steady state.
+type scene struct {
+	tracker  *track.Tracker
+	analyzer *analytics.Analyzer
+	dets     []track.Detection
+	tracks   []track.Track
+	objs     []analytics.Object
+	frame    analytics.Frame
+}
+
+// newScene builds a stream's scene; nil when the stream does not track (tracker: none).
+func newScene(s *config.Stream) (*scene, error) {
+	if !s.Tracker.Enabled() {
+		return nil, nil
+	}
+	t := &track.Tracker{}
+	if c := s.Tracker; c != nil {
+		t.TrackThresh, t.LowThresh, t.NewTrackThresh, t.MatchThresh = c.TrackThresh, c.LowThresh, c.NewTrackThresh, c.MatchThresh
+		t.TrackBuffer, t.FrameRate = time.Duration(c.TrackBuffer), c.FrameRate
+	}
+	if err := t.Init(); err != nil {
+		return nil, err
+	}
+	set, err := analytics.Compile(s.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &scene{tracker: t, analyzer: analytics.New(analytics.Options{Stream: s.ID}, set)}, nil
+}
+
+// process tracks r's detections and appends the frame's events to r.Events.
+func (sc *scene) process(r *sink.Result) {
+	sc.dets = sc.dets[:0]
+	for i := range r.Detections {
+		d := &r.Detections[i]
+		d.TrackID = 0
+		sc.dets = append(sc.dets, track.Detection{Box: d.Box, Score: d.Score, ClassID: d.ClassID})
+	}
+	tracks, err := sc.tracker.Update(r.PTS, sc.dets, sc.tracks[:0])
+	if errors.Is(err, track.ErrTimeBackwards) { // a looped file or a timestamp reset: start over
+		sc.tracker.Reset()
+		tracks, _ = sc.tracker.Update(r.PTS, sc.dets, sc.tracks[:0])
+	}
+	sc.tracks = tracks
+	sc.objs = sc.objs[:0]
+	for _, t := range tracks {
+		if t.Det < 0 || t.Det >= len(r.Detections) {
+			continue
+		}
+		d := &r.Detections[t.Det]
+		d.TrackID = t.TrackID
+		sc.objs = append(sc.objs, analytics.Object{TrackID: t.TrackID, ClassID: d.ClassID, Label: d.Label, Score: d.Score, Box: d.Box})
+	}
+	sc.frame = analytics.Frame{Index: r.Frame, PTS: r.PTS, Time: r.Wallclock, Width: r.Width, Height: r.Height, Objects: sc.objs}
+	r.Events = sc.analyzer.Process(r.Events[:0], &sc.frame)
+}
