@@ -19,8 +19,9 @@ type Kind struct {
 	Schemes []string
 	// Open parses s.Source and the stream settings the kind uses (its URL parameters, loop,
 	// transport) and returns the source, validated and started; a parameter that does not parse
-	// is an error naming it.
-	Open func(s *config.Stream) (Source, error)
+	// is an error naming it. It holds the files it names to p.Roots and its waits to
+	// p.Timeout().
+	Open func(s *config.Stream, p Policy) (Source, error)
 }
 
 // ErrUnknownScheme is wrapped by Open's error for a scheme no kind registered.
@@ -65,9 +66,9 @@ func Scheme(src string) string {
 	return strings.ToLower(scheme)
 }
 
-// Open opens the stream's source with the kind registered for its scheme. Errors name the
-// stream and never include credentials.
-func Open(s *config.Stream) (Source, error) {
+// Open opens the stream's source with the kind registered for its scheme, under policy p.
+// Errors name the stream, wrap the kind's sentinels and never include credentials.
+func Open(s *config.Stream, p Policy) (Source, error) {
 	scheme := Scheme(s.Source)
 	kindsMu.RLock()
 	k, ok := kinds[scheme]
@@ -76,9 +77,18 @@ func Open(s *config.Stream) (Source, error) {
 		return nil, fmt.Errorf("stream %s: %q: %w (use a file path or one of %s)", s.ID, scheme, ErrUnknownScheme,
 			strings.Join(Schemes(), "://, ")+"://")
 	}
-	src, err := k.Open(s)
+	src, err := k.Open(s, p)
 	if err != nil {
-		return nil, fmt.Errorf("stream %s: %s", s.ID, redact.Message(err.Error(), s.Source))
+		return nil, &redactedError{msg: fmt.Sprintf("stream %s: %s", s.ID, redact.Message(err.Error(), s.Source)), err: err}
 	}
 	return src, nil
 }
+
+// redactedError shows a redacted message and keeps the original error for errors.Is.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
