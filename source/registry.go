@@ -3,6 +3,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +27,10 @@ type Kind struct {
 
 // ErrUnknownScheme is wrapped by Open's error for a scheme no kind registered.
 var ErrUnknownScheme = errors.New("unknown source scheme")
+
+// ErrBadURL is wrapped by Open's error for a source URL that does not parse. The error never
+// quotes the URL: what fails to parse is usually a password holding '#', '/' or '%'.
+var ErrBadURL = errors.New("source URL does not parse: percent-encode '#', '/', '?', '%' and '@' in user names, passwords and parameters (%23, %2F, %3F, %25, %40)")
 
 var (
 	kindsMu sync.RWMutex
@@ -70,6 +75,11 @@ func Scheme(src string) string {
 // Errors name the stream, wrap the kind's sentinels and never include credentials.
 func Open(s *config.Stream, p Policy) (Source, error) {
 	scheme := Scheme(s.Source)
+	if scheme != "file" {
+		if u, err := url.Parse(s.Source); err != nil || u.Opaque != "" {
+			return nil, fmt.Errorf("stream %s: %s: %w", s.ID, redact.Source(s.Source), ErrBadURL)
+		}
+	}
 	kindsMu.RLock()
 	k, ok := kinds[scheme]
 	kindsMu.RUnlock()

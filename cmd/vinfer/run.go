@@ -113,7 +113,7 @@ func runCmd(args []string) error {
 		}
 	}
 	if httpOn {
-		srv, err := startAPI(ctx, a, mx, cfg.Output.HTTP, cfg.Output.Token, log)
+		srv, err := startAPI(ctx, a, mx, cfg.Output, log)
 		switch {
 		case err != nil && serve:
 			a.Stop()
