@@ -104,6 +104,9 @@ func (s *Source) Init() error {
 	}
 	stop := s.deadline()
 	defer stop()
+	if testHookOpen != nil {
+		testHookOpen(s)
+	}
 	opts := openOptions()
 	defer opts.Free()
 	// "file:" keeps FFmpeg from reading a protocol out of the path; the whitelist from

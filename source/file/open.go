@@ -40,3 +40,6 @@ func (s *Source) deadline() func() {
 	})
 	return func() { t.Stop() }
 }
+
+// testHookOpen, set by tests, runs between arming the deadline and opening the file.
+var testHookOpen func(*Source)
