@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,5 +106,16 @@ output:
 	}
 	if _, err := Parse([]byte("output: {sinks: [{path: x}]}")); err == nil || !strings.Contains(err.Error(), "type is required") {
 		t.Fatalf("no type: %v", err)
+	}
+}
+
+// TestConfigStreamIDs: ids in a config file follow the API's rules (issue 14, item 9): no
+// newlines, quotes or path steps.
+func TestConfigStreamIDs(t *testing.T) {
+	for _, id := range []string{"a\nb", `a"b`, "../x", "..", "a/b", "a b"} {
+		y := "models: [{name: m, path: x}]\nstreams: [{id: " + strconv.Quote(id) + ", source: f, model: m}]"
+		if _, err := Parse([]byte(y)); err == nil || !errors.Is(err, ErrStreamID) {
+			t.Errorf("id %q: %v, want ErrStreamID", id, err)
+		}
 	}
 }

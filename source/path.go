@@ -50,6 +50,11 @@ func CheckFile(path string, roots []string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %s", ErrNoFile, path)
 	}
+	// Outside the roots as written is refused before the file is looked at: whether it exists
+	// is not the client's to learn.
+	if roots != nil && !within(abs, roots) {
+		return "", fmt.Errorf("%s: %w (sources.allow_paths in the config lists them)", path, ErrNotAllowed)
+	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w: check the path (relative paths start at the working directory)", path, ErrNoFile)
@@ -71,14 +76,18 @@ func CheckFile(path string, roots []string) (string, error) {
 	return real, nil
 }
 
-// within reports whether path lies in one of roots (each resolved like path).
+// within reports whether path (absolute, clean) lies in one of roots, as written or with
+// their symlinks resolved.
 func within(path string, roots []string) bool {
+	in := func(root string) bool {
+		rel, err := filepath.Rel(root, path)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+	}
 	for _, r := range roots {
-		if rr, err := filepath.EvalSymlinks(r); err == nil {
-			r = rr
+		if in(r) {
+			return true
 		}
-		rel, err := filepath.Rel(r, path)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
+		if rr, err := filepath.EvalSymlinks(r); err == nil && in(rr) {
 			return true
 		}
 	}

@@ -59,10 +59,11 @@ func TestOpenFileClass(t *testing.T) {
 	}{
 		{"http:" + long + "@127.0.0.1:1/x", source.ErrNameTooLong},
 		{"tcp:" + long + "@127.0.0.1:1", source.ErrNameTooLong},
-		{"http:x@127.0.0.1:1/x", source.ErrNoFile},
+		{"http:x@127.0.0.1:1/x", source.ErrNotAllowed},
 		{"/etc/hostname", source.ErrNotAllowed},
 		{dir, source.ErrNotRegular},
-		{"file://" + filepath.Join(dir, "..", "x"), source.ErrNoFile},
+		{"file://" + dir + "/../x", source.ErrNotAllowed},
+		{"file://" + filepath.Join(dir, "x"), source.ErrNoFile},
 	} {
 		s := &config.Stream{ID: "a", Source: tc.src, Model: "m"}
 		_, err := source.Open(s, source.Policy{Roots: []string{dir}})

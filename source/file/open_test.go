@@ -95,8 +95,8 @@ func TestPlaylistStaysLocal(t *testing.T) {
 	peer := sourcetest.NewSilentTCP(t)
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		"list.m3u8": "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nhttp://" + peer.Addr() + "/a.ts\n#EXT-X-ENDLIST\n",
-		"local.m3u8": "#EXTM3U\n#EXT-X-TARGETDURATION:40\n#EXTINF:31,\nfile:" + sourcetest.Asset(t, "videos/car-detection_remux.ts") + "\n#EXT-X-ENDLIST\n",
+		"list.m3u8":     "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nhttp://" + peer.Addr() + "/a.ts\n#EXT-X-ENDLIST\n",
+		"local.m3u8":    "#EXTM3U\n#EXT-X-TARGETDURATION:40\n#EXTINF:31,\nfile:" + sourcetest.Asset(t, "videos/car-detection_remux.ts") + "\n#EXT-X-ENDLIST\n",
 		"list.ffconcat": "ffconcat version 1.0\nfile " + sourcetest.Asset(t, "videos/car-detection.mp4") + "\n",
 	} {
 		p := filepath.Join(dir, name)
