@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -49,12 +48,15 @@ func streamDeadlines(w http.ResponseWriter) {
 // what (method, route, status), never the body or the token.
 func (s *Server) audit(r *http.Request, status int) {
 	who := "anonymous"
-	if s.Token != "" {
+	switch {
+	case status == http.StatusUnauthorized:
+		who = "unauthenticated"
+	case s.Token != "":
 		who = "token"
 	}
-	host, _, _ := strings.Cut(r.RemoteAddr, "]:")
-	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		host = h
+	remote := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		remote = h
 	}
-	s.Log.Info("api: audit", "who", who, "remote", host, "method", r.Method, "path", r.URL.Path, "status", status)
+	s.Log.Info("api: audit", "who", who, "remote", remote, "method", r.Method, "path", r.URL.Path, "status", status)
 }
