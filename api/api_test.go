@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/jpeg"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -296,7 +297,8 @@ func TestBadRequests(t *testing.T) {
 		{"bad id", "POST", "/api/streams", `{"id":"a/b","source":"y"}`, "", 400, "letters, digits"},
 		{"unknown model", "POST", "/api/streams", `{"id":"x","source":"y","model":"resnet"}`, "", 400, `model "resnet" is not declared`},
 		{"duplicate id", "POST", "/api/streams", fmt.Sprintf(`{"id":"cars","source":%q}`, video), "", 409, "already exists"},
-		{"missing file", "POST", "/api/streams", `{"id":"x","source":"/nonexistent/clip.mp4"}`, "", 422, "no such file"},
+		{"missing file", "POST", "/api/streams", fmt.Sprintf(`{"id":"x","source":%q}`, filepath.Join(filepath.Dir(video), "nope.mp4")), "", 422, "no such file"},
+		{"file outside the allowed directories", "POST", "/api/streams", `{"id":"x","source":"/nonexistent/clip.mp4"}`, "", 403, "outside the allowed directories"},
 		{"bad scheme", "POST", "/api/streams", `{"id":"x","source":"ftp://host/clip.mp4"}`, "", 422, "unknown source scheme"},
 		{"bad drop policy", "POST", "/api/streams", `{"id":"x","source":"y","drop":"newest"}`, "", 400, "drop"},
 		{"unknown stream", "GET", "/api/streams/nope", "", "", 404, `no stream "nope"`},

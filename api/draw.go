@@ -20,10 +20,12 @@ import (
 // errDeviceFrame is returned for frames in GPU memory, which snapshots cannot read.
 var errDeviceFrame = errors.New("the latest frame is in GPU memory (NVDEC): snapshots need host frames")
 
-// toRGBA converts a host frame to RGBA, reusing dst when it has the frame's size. YUV frames
-// use the BT.601 matrix, limited range (16–235) unless the frame is marked full range, with
-// 4:2:0 chroma taken from the co-sited sample (nearest; fine for a preview).
-func toRGBA(f *frame.Frame, dst *image.RGBA) (*image.RGBA, error) {
+// toRGBA converts a host frame to RGBA, reusing dst when it has the output's size, taking every
+// step-th pixel of every step-th row (step ≥ 1; the output is ⌈w/step⌉×⌈h/step⌉, so a large
+// frame is never held at full size). YUV frames use the BT.601 matrix, limited range (16–235)
+// unless the frame is marked full range, with 4:2:0 chroma taken from the co-sited sample
+// (nearest; fine for a preview).
+func toRGBA(f *frame.Frame, dst *image.RGBA, step int) (*image.RGBA, error) {
 	if f.OnDevice() || f.Planes[0] == nil {
 		return nil, errDeviceFrame
 	}
@@ -31,9 +33,8 @@ func toRGBA(f *frame.Frame, dst *image.RGBA) (*image.RGBA, error) {
 	if w <= 0 || h <= 0 {
 		return nil, fmt.Errorf("frame has no size (%dx%d)", w, h)
 	}
-	if dst == nil || dst.Rect.Dx() != w || dst.Rect.Dy() != h {
-		dst = image.NewRGBA(image.Rect(0, 0, w, h))
-	}
+	step = max(step, 1)
+	ow, oh := (w+step-1)/step, (h+step-1)/step
 	need := func(p, rows, rowBytes int) error {
 		if f.Strides[p] < rowBytes || len(f.Planes[p]) < (rows-1)*f.Strides[p]+rowBytes {
 			return fmt.Errorf("%s frame %dx%d: plane %d holds %d bytes with stride %d, too few", f.Format, w, h, p, len(f.Planes[p]), f.Strides[p])
@@ -41,49 +42,53 @@ func toRGBA(f *frame.Frame, dst *image.RGBA) (*image.RGBA, error) {
 		return nil
 	}
 	cw, ch := (w+1)/2, (h+1)/2
+	var err error
 	switch f.Format {
 	case frame.FormatI420:
-		if err := errors.Join(need(0, h, w), need(1, ch, cw), need(2, ch, cw)); err != nil {
-			return nil, err
-		}
-		for y := 0; y < h; y++ {
+		err = errors.Join(need(0, h, w), need(1, ch, cw), need(2, ch, cw))
+	case frame.FormatNV12:
+		err = errors.Join(need(0, h, w), need(1, ch, 2*cw))
+	case frame.FormatBGR24, frame.FormatRGB24:
+		err = need(0, h, 3*w)
+	default:
+		err = fmt.Errorf("cannot draw frames of format %s", f.Format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if dst == nil || dst.Rect.Dx() != ow || dst.Rect.Dy() != oh {
+		dst = image.NewRGBA(image.Rect(0, 0, ow, oh))
+	}
+	r, b := 0, 2
+	if f.Format == frame.FormatBGR24 {
+		r, b = 2, 0
+	}
+	for oy := 0; oy < oh; oy++ {
+		y := oy * step
+		out := dst.Pix[oy*dst.Stride:]
+		switch f.Format {
+		case frame.FormatI420:
 			yr := f.Planes[0][y*f.Strides[0]:]
 			ur := f.Planes[1][(y/2)*f.Strides[1]:]
 			vr := f.Planes[2][(y/2)*f.Strides[2]:]
-			out := dst.Pix[y*dst.Stride:]
-			for x := 0; x < w; x++ {
-				yuvToRGB(out[4*x:4*x+4], yr[x], ur[x/2], vr[x/2], f.FullRange)
+			for ox := 0; ox < ow; ox++ {
+				x := ox * step
+				yuvToRGB(out[4*ox:4*ox+4], yr[x], ur[x/2], vr[x/2], f.FullRange)
 			}
-		}
-	case frame.FormatNV12:
-		if err := errors.Join(need(0, h, w), need(1, ch, 2*cw)); err != nil {
-			return nil, err
-		}
-		for y := 0; y < h; y++ {
+		case frame.FormatNV12:
 			yr := f.Planes[0][y*f.Strides[0]:]
 			uv := f.Planes[1][(y/2)*f.Strides[1]:]
-			out := dst.Pix[y*dst.Stride:]
-			for x := 0; x < w; x++ {
-				yuvToRGB(out[4*x:4*x+4], yr[x], uv[x&^1], uv[x|1], f.FullRange)
+			for ox := 0; ox < ow; ox++ {
+				x := ox * step
+				yuvToRGB(out[4*ox:4*ox+4], yr[x], uv[x&^1], uv[x|1], f.FullRange)
 			}
-		}
-	case frame.FormatBGR24, frame.FormatRGB24:
-		if err := need(0, h, 3*w); err != nil {
-			return nil, err
-		}
-		r, b := 0, 2
-		if f.Format == frame.FormatBGR24 {
-			r, b = 2, 0
-		}
-		for y := 0; y < h; y++ {
+		default:
 			in := f.Planes[0][y*f.Strides[0]:]
-			out := dst.Pix[y*dst.Stride:]
-			for x := 0; x < w; x++ {
-				out[4*x], out[4*x+1], out[4*x+2], out[4*x+3] = in[3*x+r], in[3*x+1], in[3*x+b], 0xff
+			for ox := 0; ox < ow; ox++ {
+				x := ox * step
+				out[4*ox], out[4*ox+1], out[4*ox+2], out[4*ox+3] = in[3*x+r], in[3*x+1], in[3*x+b], 0xff
 			}
 		}
-	default:
-		return nil, fmt.Errorf("cannot draw frames of format %s", f.Format)
 	}
 	return dst, nil
 }

@@ -52,7 +52,7 @@ func TestToRGBA(t *testing.T) {
 		{"rgb", planar(frame.FormatRGB24, 3, 2, 10, 20, 30, false), 10, 20, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			img, err := toRGBA(tc.f, nil)
+			img, err := toRGBA(tc.f, nil, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestToRGBA(t *testing.T) {
 // TestFullRangeMatchesStdlib: full-range YCbCr converts as image/color does (JFIF).
 func TestFullRangeMatchesStdlib(t *testing.T) {
 	for _, v := range [][3]uint8{{0, 128, 128}, {255, 128, 128}, {76, 85, 255}, {150, 44, 21}, {29, 255, 107}, {200, 10, 240}} {
-		img, err := toRGBA(planar(frame.FormatI420, 2, 2, v[0], v[1], v[2], true), nil)
+		img, err := toRGBA(planar(frame.FormatI420, 2, 2, v[0], v[1], v[2], true), nil, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestToRGBAErrors(t *testing.T) {
 		"no size":     {Format: frame.FormatRGB24, Device: -1, Planes: [3][]byte{{1}}},
 		"format":      {Format: frame.FormatUnknown, Width: 2, Height: 2, Device: -1, Planes: [3][]byte{make([]byte, 12)}, Strides: [3]int{6}},
 	} {
-		if _, err := toRGBA(f, nil); err == nil {
+		if _, err := toRGBA(f, nil, 1); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -137,7 +137,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if dst, err = toRGBA(f, dst); err != nil {
+		if dst, err = toRGBA(f, dst, 1); err != nil {
 			b.Fatal(err)
 		}
 		if err := drawResult(dst, ev, 1, "cam #1"); err != nil {

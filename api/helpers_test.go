@@ -38,6 +38,12 @@ type env struct {
 // (sources log there), go to e.logs.
 func start(t testing.TB, token string) *env {
 	t.Helper()
+	return startWith(t, token, nil, nil)
+}
+
+// startWith is start with the configuration and the server adjusted first (either may be nil).
+func startWith(t testing.TB, token string, adjustConfig func(*config.Config), adjustServer func(*api.Server)) *env {
+	t.Helper()
 	m, err := model.Declare(asset(t, "models/yolox_nano_416.onnx"))
 	if err != nil {
 		t.Fatal(err)
@@ -48,13 +54,20 @@ func start(t testing.TB, token string) *env {
 	prev := slog.Default()
 	slog.SetDefault(log)
 	mx := metrics.New()
-	a := mustApp(t, &config.Config{Models: []config.Model{m}}, app.Options{
+	cfg := &config.Config{Models: []config.Model{m}}
+	if adjustConfig != nil {
+		adjustConfig(cfg)
+	}
+	a := mustApp(t, cfg, app.Options{
 		Log: log, KeepLatest: true, Observer: mx})
 	if err := a.Registry.Preload(false); err != nil {
 		a.Stop()
 		t.Fatal(err)
 	}
 	srv := &api.Server{App: a, Metrics: mx, Addr: "127.0.0.1:0", Token: token}
+	if adjustServer != nil {
+		adjustServer(srv)
+	}
 	if err := srv.Start(); err != nil {
 		a.Stop()
 		t.Fatal(err)
@@ -84,7 +97,7 @@ func (e *env) doToken(method, path, body, token string) (*http.Response, []byte)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if body != "" {
+	if body != "" || method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if token != "" {

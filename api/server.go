@@ -80,6 +80,19 @@ type Server struct {
 	Token string
 	// Log receives request and control-plane events (default App.Log).
 	Log *slog.Logger
+	// Insecure allows listening beyond loopback without a token (Start refuses otherwise).
+	Insecure bool
+	// AllowedHosts and AllowedOrigins extend the browser guard (see guard): Host names besides
+	// the listen host, localhost and IP literals; origins besides the server's own.
+	AllowedHosts, AllowedOrigins []string
+	// TLSCert and TLSKey, both set, serve HTTPS (PEM files).
+	TLSCert, TLSKey string
+	// BodyTimeout bounds reading a request body (default 10 s); WriteTimeout writing a
+	// response other than an event stream (default 30 s).
+	BodyTimeout, WriteTimeout time.Duration
+	// MaxSnapshots bounds the snapshots encoded at once (default 2); more wait up to 2 s,
+	// then get 503.
+	MaxSnapshots int
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -87,6 +100,8 @@ type Server struct {
 	srv     *http.Server
 	handler http.Handler
 	tracker *tracker
+	guard   *guard
+	snaps   chan struct{}
 	wg      sync.WaitGroup
 	closing sync.Once
 	closed  error
@@ -104,6 +119,20 @@ func (s *Server) Start() error {
 	if s.Addr == "" {
 		s.Addr = DefaultAddr
 	}
+	if s.Token == "" && !s.Insecure && !Loopback(s.Addr) {
+		return fmt.Errorf("api: %w: %s (set output.token, or output.insecure: true to accept it)", ErrInsecure, s.Addr)
+	}
+	if s.BodyTimeout <= 0 {
+		s.BodyTimeout = 10 * time.Second
+	}
+	if s.WriteTimeout <= 0 {
+		s.WriteTimeout = 30 * time.Second
+	}
+	if s.MaxSnapshots <= 0 {
+		s.MaxSnapshots = 2
+	}
+	s.snaps = make(chan struct{}, s.MaxSnapshots)
+	s.guard = newGuard(s.Addr, s.AllowedHosts, s.AllowedOrigins)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.Metrics == nil {
 		s.Metrics = metrics.New()
@@ -137,7 +166,11 @@ func (s *Server) Start() error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := func() error { return s.srv.Serve(ln) }
+		if s.TLSCert != "" {
+			serve = func() error { return s.srv.ServeTLS(ln, s.TLSCert, s.TLSKey) }
+		}
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.Log.Error("api: serve", "err", err)
 		}
 	}()
@@ -145,8 +178,13 @@ func (s *Server) Start() error {
 	return nil
 }
 
-// URL is the server's base URL (http://host:port), valid after Start.
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+// URL is the server's base URL (http://host:port, https:// with TLS), valid after Start.
+func (s *Server) URL() string {
+	if s.TLSCert != "" {
+		return "https://" + s.ln.Addr().String()
+	}
+	return "http://" + s.ln.Addr().String()
+}
 
 // Handler returns the server's routes (valid after Start), e.g. to mount them elsewhere.
 func (s *Server) Handler() http.Handler { return s.handler }
@@ -191,7 +229,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/metrics", s.authed(s.Metrics.Handler()))
 	debugRoutes(mux, s.authed)
 	mux.Handle("/", webHandler())
-	return s.account(mux)
+	return s.account(s.guard.guarded(s.deadlines(mux)))
 }
 
 // methods dispatches on the request method, answering others with a JSON 405 and an Allow
@@ -267,6 +305,9 @@ func (s *Server) account(h http.Handler) http.Handler {
 			route = "other"
 		}
 		s.Metrics.ObserveRequest(route, rec.status)
+		if changesState(r) && r.Method != http.MethodGet {
+			s.audit(r, rec.status)
+		}
 		s.Log.Debug("api: request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"duration", time.Since(t0).Round(time.Microsecond))
 	})

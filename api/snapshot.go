@@ -32,7 +32,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "quality: %v", err)
 		return
 	}
-	width, err := intParam(q.Get("width"), 0, 16, 8192)
+	width, err := intParam(q.Get("width"), 0, 16, MaxSnapshotSide)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "width: %v", err)
 		return
@@ -43,13 +43,20 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		wait = 0
 	}
 
+	release, ok := s.snapshotSlot(r)
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "%d snapshots are being made: retry shortly", s.MaxSnapshots)
+		return
+	}
+	defer release()
 	f := s.App.LatestFrame(id)
 	if f == nil {
 		writeError(w, http.StatusServiceUnavailable, "stream %q has no decoded frame yet (it may still be connecting, or the server runs without keeping frames): retry shortly", id)
 		return
 	}
 	index, pts, fw := f.Index, f.PTS, f.Width
-	img, err := toRGBA(f, nil)
+	img, err := toRGBA(f, nil, snapshotStep(f.Width, f.Height, width))
 	f.Release()
 	if err != nil {
 		code := http.StatusInternalServerError
@@ -89,6 +96,35 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(buf.Bytes())
 	}
+}
+
+// MaxSnapshotSide bounds a snapshot's width and height in pixels: larger frames are sampled down
+// while they are converted, so an 8K frame never exists as a full-size image.
+const MaxSnapshotSide = 1920
+
+// snapshotStep is the sampling step that brings a w×h frame within MaxSnapshotSide, and no
+// further than the width asked for (0: none).
+func snapshotStep(w, h, width int) int {
+	side := max(w, h)
+	step := (side + MaxSnapshotSide - 1) / MaxSnapshotSide
+	if width > 0 && w/width > step {
+		step = w / width
+	}
+	return max(step, 1)
+}
+
+// snapshotSlot waits up to snapshotWait for one of MaxSnapshots encoding slots: each holds a
+// converted frame and its JPEG, so the slots bound the memory snapshots take.
+func (s *Server) snapshotSlot(r *http.Request) (release func(), ok bool) {
+	t := time.NewTimer(snapshotWait)
+	defer t.Stop()
+	select {
+	case s.snaps <- struct{}{}:
+		return func() { <-s.snaps }, true
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+	return nil, false
 }
 
 // intParam parses an optional integer query parameter within [lo, hi].

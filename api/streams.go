@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/internal/enum"
 	"github.com/vinfer/vinfer/internal/redact"
+	"github.com/vinfer/vinfer/source"
 	"github.com/vinfer/vinfer/source/live"
 
 	"github.com/vinfer/vinfer/config"
@@ -141,10 +143,14 @@ func (s *Server) addStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "stream %q already exists: DELETE /api/streams/%s first, or choose another id", c.ID, c.ID)
 		return
 	}
-	if err := s.App.AddStream(c); err != nil {
+	if err := s.App.AddRemoteStream(c); err != nil {
 		msg := redact.Message(err.Error(), c.Source)
 		s.Log.Warn("api: add stream failed", "stream", c.ID, "source", redact.Source(c.Source), "err", msg)
-		writeError(w, http.StatusUnprocessableEntity, "%s", msg)
+		code := addStatus(err)
+		if code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeError(w, code, "%s", msg)
 		return
 	}
 	s.tracker.forget(c.ID)
@@ -152,6 +158,21 @@ func (s *Server) addStream(w http.ResponseWriter, r *http.Request) {
 	st, _ := s.App.Stream(c.ID)
 	w.Header().Set("Location", "/api/streams/"+c.ID)
 	writeJSON(w, http.StatusCreated, s.streamView(st, metrics.StreamRate{}))
+}
+
+// addStatus is the status code for a failed add: 403 for a file outside the allowed
+// directories, 400 for a path that cannot name a file, 503 when the server is busy or full,
+// 422 when the source could not be opened.
+func addStatus(err error) int {
+	switch {
+	case errors.Is(err, source.ErrNotAllowed):
+		return http.StatusForbidden
+	case errors.Is(err, source.ErrNameTooLong):
+		return http.StatusBadRequest
+	case errors.Is(err, defs.ErrBusy), errors.Is(err, defs.ErrStreamLimit):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusUnprocessableEntity
 }
 
 // deleteStream answers DELETE /api/streams/{id}: 204 once the stream is stopped and released.
@@ -173,9 +194,6 @@ func (s *Server) deleteStream(w http.ResponseWriter, r *http.Request) {
 // decodeJSON reads one JSON object into v, rejecting unknown fields, trailing data and bodies
 // over maxBody; the error says what is wrong and where, with the status code to answer.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) (int, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return http.StatusUnsupportedMediaType, fmt.Errorf("Content-Type %q: send the body as application/json", ct)
-	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -183,6 +201,12 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) (int, error) {
 		if _, e := dec.Token(); e != io.EOF {
 			err = errors.New("data after the JSON object: send one object")
 		}
+	}
+	// The body is read: the handler's own work (opening a source) is not bound by BodyTimeout.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	var nerr net.Error
+	if errors.As(err, &nerr) && nerr.Timeout() {
+		return http.StatusRequestTimeout, errors.New("the body did not arrive in time")
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError

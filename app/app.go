@@ -37,6 +37,7 @@ type App struct {
 	sinks   []sink.Sink // opened from the configuration, closed by Stop
 	fanout  *Fanout
 	gpuMem  gpuMemory
+	limits  limits
 }
 
 var (
@@ -74,7 +75,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
 	}
-	a := &App{Config: cfg, Log: o.Log, started: time.Now(), fanout: newFanout(), Devices: &gpurun.Devices{}}
+	a := &App{Config: cfg, Log: o.Log, started: time.Now(), fanout: newFanout(), Devices: &gpurun.Devices{},
+		limits: newLimits(&cfg.Sources, cfg.Dir)}
 	env := sink.Env{Dir: cfg.Dir, Stdout: o.Stdout, Log: o.Log}
 	for _, decl := range sinkDecls(cfg.Output) {
 		s, err := sink.Open(decl, env)
@@ -113,9 +115,17 @@ func sinkDecls(o config.Output) []config.Sink {
 // Started is when the app was created.
 func (a *App) Started() time.Time { return a.started }
 
-// AddStream checks a stream against the declared models, opens its source and starts it.
-// Errors say what to fix; other streams are not affected.
-func (a *App) AddStream(s config.Stream) error {
+// AddStream checks a stream against the declared models, opens its source and starts it. The
+// declaration is trusted (the configuration file): its files may lie anywhere. Errors say what
+// to fix; other streams are not affected.
+func (a *App) AddStream(s config.Stream) error { return a.addStream(s, nil) }
+
+// AddRemoteStream is AddStream for declarations from outside (the API): files the source names
+// must lie in the allowed directories (sources.allow_paths; default the config file's directory
+// and the assets).
+func (a *App) AddRemoteStream(s config.Stream) error { return a.addStream(s, a.limits.roots) }
+
+func (a *App) addStream(s config.Stream, roots []string) error {
 	if err := a.Config.CheckStream(&s); err != nil {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
@@ -137,7 +147,12 @@ func (a *App) AddStream(s config.Stream) error {
 			return err
 		}
 	}
-	src, err := source.Open(&s)
+	release, err := a.limits.admit(len(a.Pipeline.Streams()))
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", s.ID, err)
+	}
+	src, err := source.Open(&s, source.Policy{Roots: roots, OpenTimeout: a.limits.timeout})
+	release()
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,8 @@ type Config struct {
 	Models  []Model  `yaml:"models" json:"models"`
 	Streams []Stream `yaml:"streams" json:"streams"`
 	Output  Output   `yaml:"output" json:"output"`
+	// Sources limits what streams may open (allowed directories, timeouts, counts).
+	Sources Sources `yaml:"sources,omitempty" json:"sources,omitempty"`
 	// Dir is the directory relative paths are resolved against (the config file's directory).
 	Dir string `yaml:"-" json:"-"`
 }
@@ -72,6 +74,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, c.Sources.Validate(), c.Output.Validate())
 	ids := map[string]bool{}
 	for i := range c.Streams {
 		s := &c.Streams[i]
@@ -134,6 +137,7 @@ func (c *Config) resolvePaths() {
 			s.Source = c.Resolve(s.Source)
 		}
 	}
+	c.Output.TLSCert, c.Output.TLSKey = c.Resolve(c.Output.TLSCert), c.Resolve(c.Output.TLSKey)
 	for _, o := range []*string{&c.Output.JSONL, &c.Output.Events} {
 		if *o != "" && *o != "-" && *o != "none" {
 			*o = c.Resolve(*o)

@@ -23,6 +23,28 @@ type Output struct {
 	HTTP string `yaml:"http,omitempty" json:"http,omitempty"`
 	// Token, when set, is the bearer token the API requires.
 	Token string `yaml:"token,omitempty" json:"-"`
+	// Insecure allows serving beyond loopback without a token (refused otherwise).
+	Insecure bool `yaml:"insecure,omitempty" json:"insecure,omitempty"`
+	// AllowedHosts are further Host header names the API answers to, besides the listen
+	// address, localhost and the loopback addresses (DNS rebinding defence).
+	AllowedHosts []string `yaml:"allowed_hosts,omitempty" json:"allowed_hosts,omitempty"`
+	// AllowedOrigins are further browser origins (scheme://host[:port]) that may change state
+	// or open a WebSocket, besides the API's own.
+	AllowedOrigins []string `yaml:"allowed_origins,omitempty" json:"allowed_origins,omitempty"`
+	// TLSCert and TLSKey, both set, serve HTTPS with this certificate and key (PEM files).
+	TLSCert string `yaml:"tls_cert,omitempty" json:"tls_cert,omitempty"`
+	TLSKey  string `yaml:"tls_key,omitempty" json:"-"`
+}
+
+// ErrTLSPair is returned when only one of tls_cert and tls_key is set.
+var ErrTLSPair = errors.New("output: tls_cert and tls_key go together")
+
+// Validate checks the HTTP settings.
+func (o *Output) Validate() error {
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return ErrTLSPair
+	}
+	return nil
 }
 
 // ErrSinkType is wrapped when a sink declaration has no type.

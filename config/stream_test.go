@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,5 +144,16 @@ streams:
 	}
 	if _, err := Parse([]byte("models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, lines: [{name: l, points: [[1,1],[1,1]]}]}]")); err == nil {
 		t.Fatal("zero-length line accepted")
+	}
+}
+
+// TestConfigStreamIDs: ids in a config file follow the API's rules (issue 14, item 9): no
+// newlines, quotes or path steps.
+func TestConfigStreamIDs(t *testing.T) {
+	for _, id := range []string{"a\nb", `a"b`, "../x", "..", "a/b", "a b"} {
+		y := "models: [{name: m, path: x}]\nstreams: [{id: " + strconv.Quote(id) + ", source: f, model: m}]"
+		if _, err := Parse([]byte(y)); err == nil || !errors.Is(err, ErrStreamID) {
+			t.Errorf("id %q: %v, want ErrStreamID", id, err)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -95,7 +96,11 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 		entries[k] = v
 	}
 	sum := sha256.Sum256(bytes)
-	cfg := infer.Config{Path: c.Path, IntraOpThreads: c.IntraOpThreads, Provider: c.Provider.String(), MaxBatch: c.MaxBatch,
+	threads := ClampThreads(c.IntraOpThreads)
+	if threads != c.IntraOpThreads {
+		logf("model %s: intra_op_threads %d clamped to %d (the machine has %d cores)", c.Name, c.IntraOpThreads, threads, runtime.NumCPU())
+	}
+	cfg := infer.Config{Path: c.Path, IntraOpThreads: threads, Provider: c.Provider.String(), MaxBatch: c.MaxBatch,
 		ConfigEntries: entries, ProviderOptions: c.ProviderOptions}
 	cacheDir := l.CacheDir
 	if dev != nil {

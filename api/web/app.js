@@ -31,7 +31,8 @@ const state = {
 async function api(path, opts = {}) {
   const headers = Object.assign({}, opts.headers);
   if (state.token) headers.Authorization = "Bearer " + state.token;
-  if (opts.json !== undefined) headers["Content-Type"] = "application/json";
+  // the API takes state changes as JSON only (a cross-site form cannot send that type)
+  if (opts.json !== undefined || opts.method === "POST") headers["Content-Type"] = "application/json";
   const res = await fetch(path, {
     method: opts.method || "GET", headers,
     body: opts.json !== undefined ? JSON.stringify(opts.json) : undefined,

@@ -4,37 +4,29 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
+	"strings"
 
 	"github.com/vinfer/vinfer/api"
 	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/metrics"
 )
 
-// startAPI serves the HTTP API, /metrics, /debug and the web page on addr (api.DefaultAddr,
-// 127.0.0.1:8080, when empty) until ctx ends or the returned Closer is closed. With a token,
-// requests must carry it as a bearer token.
-func startAPI(ctx context.Context, a *app.App, m *metrics.Metrics, addr, token string, log *slog.Logger) (io.Closer, error) {
-	s := &api.Server{App: a, Metrics: m, Addr: addr, Token: token, Log: log}
+// startAPI serves the HTTP API, /metrics, /debug and the web page on the output section's
+// address until ctx ends or the returned Closer is closed, with its token, browser guard
+// settings and TLS files.
+func startAPI(ctx context.Context, a *app.App, m *metrics.Metrics, o config.Output, log *slog.Logger) (io.Closer, error) {
+	s := &api.Server{App: a, Metrics: m, Addr: o.HTTP, Token: o.Token, Log: log, Insecure: o.Insecure,
+		AllowedHosts: o.AllowedHosts, AllowedOrigins: o.AllowedOrigins, TLSCert: o.TLSCert, TLSKey: o.TLSKey}
 	if err := s.Start(); err != nil {
 		return nil, err
 	}
-	if token == "" && !loopback(s.URL()[len("http://"):]) {
-		log.Warn("api: serving beyond loopback without a token: whoever reaches it can add sources and watch the video; set output.token in the config")
+	if o.Token == "" && !api.Loopback(s.URL()[strings.Index(s.URL(), "//")+2:]) {
+		log.Warn("api: serving beyond loopback without a token (output.insecure): whoever reaches it can add sources and watch the video")
 	}
 	go func() {
 		<-ctx.Done() // SIGINT: end event streams at once, before the pipeline drains
 		s.Close()
 	}()
 	return s, nil
-}
-
-// loopback reports whether a listen address only accepts local connections.
-func loopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }

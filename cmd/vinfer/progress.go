@@ -96,8 +96,12 @@ func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration) {
 		if len(id) > 24 {
 			id = "…" + id[len(id)-23:]
 		}
-		fmt.Fprintf(w, "  %-24s model %-12s decoded %6d  inferred %6d  %7.1f fps  latency %6.1f ms",
-			id, s.Decl.Model, d, n, float64(n)/s.Elapsed.Seconds(), float64(lat)/1e6)
+		fps := 0.0
+		if s.Elapsed > 0 {
+			fps = float64(n) / s.Elapsed.Seconds()
+		}
+		fmt.Fprintf(w, "  %-24s model %-12s %-7s decoded %6d  inferred %6d  %7.1f fps  latency %6.1f ms",
+			id, s.Decl.Model, s.State(), d, n, fps, float64(lat)/1e6)
 		for _, r := range defs.DropReasons() {
 			if c := st.Dropped[r]; c > 0 {
 				fmt.Fprintf(w, "  %s %d", r, c)

@@ -89,9 +89,11 @@ func runCmd(args []string) error {
 		return err
 	}
 	var errs []error
+	var notAdded []defs.StreamInfo // in the summary with their reason
 	for _, s := range cfg.Streams {
 		if err := a.AddStream(s); err != nil {
 			errs = append(errs, err)
+			notAdded = append(notAdded, defs.StreamInfo{Decl: s, Err: errors.New(redactAll(err.Error(), cfg.Streams)), Device: -1})
 		}
 	}
 	if len(cfg.Streams) == 0 && !serve {
@@ -114,7 +116,7 @@ func runCmd(args []string) error {
 		}
 	}
 	if httpOn {
-		srv, err := startAPI(ctx, a, mx, cfg.Output.HTTP, cfg.Output.Token, log)
+		srv, err := startAPI(ctx, a, mx, cfg.Output, log)
 		switch {
 		case err != nil && serve:
 			a.Stop()
@@ -146,7 +148,7 @@ func runCmd(args []string) error {
 	if ctx.Err() != nil {
 		log.Info("stopping: draining in-flight frames")
 	}
-	streams := a.Streams()
+	streams := append(notAdded, a.Streams()...)
 	var gpuMem []string // device memory in use at the end, before anything is freed
 	for _, d := range gpus {
 		if free, total, err := d.MemInfo(); err == nil {
@@ -160,7 +162,27 @@ func runCmd(args []string) error {
 	if len(gpus) > 0 {
 		gpuSummary(os.Stderr, streams, cuda.ReadStats().Sub(gpuBefore), gpuMem)
 	}
+	if err == nil {
+		err = failed(streams)
+	}
 	return err
+}
+
+// errStreamsFailed makes `vinfer run` exit non-zero when a stream failed.
+var errStreamsFailed = errors.New("streams failed")
+
+// failed returns an error naming the streams that failed (not added, or stopped by an error).
+func failed(streams []defs.StreamInfo) error {
+	var ids []string
+	for _, s := range streams {
+		if s.Err != nil {
+			ids = append(ids, s.Decl.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d %w: %s", len(ids), len(streams), errStreamsFailed, strings.Join(ids, ", "))
 }
 
 // gpuSummary prints the GPU path's traffic since the streams started: every host↔device copy

@@ -26,6 +26,9 @@ type StreamControl interface {
 	// AddStream validates s against the declared models and starts it. Errors say what to fix
 	// and may quote s.Source (redact before showing them).
 	AddStream(s config.Stream) error
+	// AddRemoteStream is AddStream for a declaration from outside (the API): the files its
+	// source names must lie in the allowed directories (sources.allow_paths).
+	AddRemoteStream(s config.Stream) error
 	// RemoveStream stops a stream and releases it.
 	RemoveStream(id string) error
 	// SetScene replaces a running stream's zones and lines (validated here); the next frame

@@ -4,6 +4,7 @@ package redact
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -12,7 +13,10 @@ const Mark = "REDACTED"
 
 // secretParams are query parameters that cameras use for credentials (e.g. Dahua's
 // ?user=admin&password=...), compared in lower case.
-var secretParams = []string{"user", "username", "password", "passwd", "pwd", "pass", "auth", "token", "secret", "key", "signature", "sig"}
+var secretParams = []string{"user", "username", "password", "passwd", "pwd", "pass", "passphrase",
+	"auth", "authorization", "token", "access_token", "accesstoken", "refresh_token", "id_token",
+	"secret", "client_secret", "key", "apikey", "api_key", "api-key", "x-api-key", "private_key",
+	"signature", "sig", "session", "sessionid", "credential", "credentials", "jwt", "code"}
 
 // URL returns url with its credentials replaced, for logs, errors and metrics labels: the
 // user information (rtsp://user:pass@host → rtsp://REDACTED@host) and the values of query
@@ -101,7 +105,7 @@ func Message(msg, raw string) string {
 		// Unparsable URL (a password with '/', '#' or '%'): drop what lies between :// and @.
 		i, at := strings.Index(raw, "://"), strings.LastIndex(raw, "@")
 		if i >= 0 && i+3 < at {
-			msg = strings.ReplaceAll(msg, raw[i+3:at], Mark)
+			return scrubUserinfo(msg, raw[i+3:at])
 		}
 		return msg
 	}
@@ -124,6 +128,31 @@ func Message(msg, raw string) string {
 				}
 			}
 		}
+	}
+	return msg
+}
+
+// scrubUserinfo removes the user information of an unparsable URL from msg: the whole, the
+// password, every prefix of the password up to a separator and every piece between separators
+// of three bytes or more (parse errors quote such pieces, e.g. `invalid port ":p4ss"`).
+func scrubUserinfo(msg, info string) string {
+	pieces := []string{info}
+	if _, pw, ok := strings.Cut(info, ":"); ok {
+		pieces = append(pieces, pw)
+		for i := range len(pw) {
+			if strings.IndexByte(":#/?@", pw[i]) >= 0 && i >= 3 {
+				pieces = append(pieces, pw[:i])
+			}
+		}
+	}
+	for _, p := range strings.FieldsFunc(info, func(r rune) bool { return strings.ContainsRune(":#/?@", r) }) {
+		if len(p) >= 3 {
+			pieces = append(pieces, p)
+		}
+	}
+	slices.SortFunc(pieces, func(a, b string) int { return len(b) - len(a) }) // wholes before parts
+	for _, p := range pieces {
+		msg = strings.ReplaceAll(msg, p, Mark)
 	}
 	return msg
 }

@@ -13,6 +13,8 @@ func TestRedact(t *testing.T) {
 		{"rtsp://cam/cam/realmonitor?channel=1&subtype=0&user=admin&password=abc", "rtsp://cam/cam/realmonitor?channel=1&subtype=0&user=REDACTED&password=REDACTED"},
 		{"rtsp://cam/live?Token=xyz#frag", "rtsp://cam/live?Token=REDACTED"},
 		{"rtsp://admin:p%ss#w/rd@cam:554/live", "rtsp://cam:554/REDACTED"},
+		{"rtsp://cam/live?access_token=xyz&apikey=abc", "rtsp://cam/live?access_token=REDACTED&apikey=REDACTED"},
+		{"rtsp://cam/live?API_KEY=xyz&X-Api-Key=abc", "rtsp://cam/live?API_KEY=REDACTED&X-Api-Key=REDACTED"},
 		{"admin:secret", "REDACTED"},
 	} {
 		got := URL(tc.in)
@@ -49,9 +51,12 @@ func TestScrubMessage(t *testing.T) {
 		{"rtsp://admin:s3cret@cam/live", "auth failed for admin:s3cret"},
 		{"rtsp://cam/live?password=hunter22", "GET /live?password=hunter22: 401"},
 		{"rtsp://admin:p%ss#w/rd@cam/live", "open rtsp://admin:p%ss#w/rd@cam/live: bad URL"},
+		// url.Parse quotes the part after '#' as an invalid port: ":p%ss" must not survive
+		{"rtsp://admin:p%ss#w/rd@cam/live", `parse "rtsp://admin:p%ss#w/rd@cam/live": invalid port ":p%ss" after host`},
+		{"rtsp://cam/live?access_token=hunter22", "GET /live?access_token=hunter22: 401"},
 	} {
 		got := Message(tc.msg, tc.raw)
-		for _, secret := range []string{"s3cret", "hunter22", "p%ss#w/rd"} {
+		for _, secret := range []string{"s3cret", "hunter22", "p%ss#w/rd", "p%ss", "w/rd"} {
 			if strings.Contains(got, secret) {
 				t.Errorf("Message(%q) = %q leaks %q", tc.msg, got, secret)
 			}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/asticode/go-astiav"
@@ -52,6 +53,13 @@ type Source struct {
 	// DTS keep increasing across restarts: each pass is offset by the length of the previous
 	// ones (last PTS plus one frame duration).
 	Loop bool
+	// Roots, when not nil, are the directories the file must lie in (symlinks resolved).
+	Roots []string
+	// OpenTimeout bounds opening and probing the file (0: source.DefaultOpenTimeout).
+	OpenTimeout time.Duration
+
+	interrupt astiav.IOInterrupter
+	timedOut  atomic.Bool
 
 	fc       *astiav.FormatContext
 	stream   *astiav.Stream
@@ -86,22 +94,32 @@ func (s *Source) Init() error {
 	if s.Path == "" {
 		return errors.New("file: no path given")
 	}
-	if st, err := os.Stat(s.Path); err == nil && st.IsDir() {
-		return fmt.Errorf("file %s: is a directory, not a video file", s.Path)
-	} else if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("file %s: no such file: check the path (relative paths start at the "+
-			"working directory)", s.Path)
+	real, err := source.CheckFile(s.Path, s.Roots)
+	if err != nil {
+		return fmt.Errorf("file %w", err)
 	}
 	s.fc = astiav.AllocFormatContext()
 	if s.fc == nil {
 		return errors.New("file: avformat_alloc_context failed (out of memory)")
 	}
-	if err := s.fc.OpenInput(s.Path, nil, nil); err != nil {
+	stop := s.deadline()
+	defer stop()
+	if testHookOpen != nil {
+		testHookOpen(s)
+	}
+	opts := openOptions()
+	defer opts.Free()
+	// "file:" keeps FFmpeg from reading a protocol out of the path; the whitelist from
+	// following one out of the file (playlists, concat lists).
+	if err := s.fc.OpenInput("file:"+real, nil, opts); err != nil {
 		s.fc.Free() // avformat_open_input freed the context already; this drops astiav's entry
 		s.fc = nil
-		return openError(s.Path, err)
+		return openError(s.Path, real, err)
 	}
 	if err := s.fc.FindStreamInfo(nil); err != nil {
+		if s.timedOut.Load() {
+			return fmt.Errorf("file %s: %w probing the stream parameters", s.Path, ErrTimeout)
+		}
 		return fmt.Errorf("file %s: reading stream parameters: %w (the file may be damaged)", s.Path, err)
 	}
 	if err := s.selectStream(); err != nil {
@@ -383,11 +401,14 @@ func (s *Source) Close() error {
 	return nil
 }
 
-// openError explains why FFmpeg could not open path.
-func openError(path string, err error) error {
+// openError explains why FFmpeg could not open path (real: the checked file it names).
+func openError(path, real string, err error) error {
+	if errors.Is(err, astiav.ErrExit) {
+		return fmt.Errorf("file %s: %w opening the file", path, ErrTimeout)
+	}
 	var head [12]byte
 	n := 0
-	if f, ferr := os.Open(path); ferr == nil {
+	if f, ferr := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0); ferr == nil {
 		n, _ = io.ReadFull(f, head[:])
 		f.Close()
 	}

@@ -12,7 +12,7 @@ import (
 // gb28181://[host]:port?transport=udp|tcp-passive|tcp-active[&remote=host:port][&ssrc=N][&pt=N].
 var Kind = source.Kind{Schemes: []string{"gb28181"}, Open: openStream}
 
-func openStream(s *config.Stream) (source.Source, error) {
+func openStream(s *config.Stream, _ source.Policy) (source.Source, error) {
 	g, err := ParseURL(s.Source)
 	if err != nil {
 		return nil, err

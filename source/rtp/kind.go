@@ -13,11 +13,12 @@ import (
 // codec may be left out when sdp names a session description (RFC 8866) that gives it.
 var Kind = source.Kind{Schemes: []string{"rtp"}, Open: openStream}
 
-func openStream(s *config.Stream) (source.Source, error) {
+func openStream(s *config.Stream, p source.Policy) (source.Source, error) {
 	r, err := ParseURL(s.Source)
 	if err != nil {
 		return nil, err
 	}
+	r.Roots = p.Roots
 	if err := r.Init(); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -41,6 +40,8 @@ type Source struct {
 	// SDPFile is an SDP file describing the stream (as `ffmpeg -sdp_file` writes): it sets
 	// Codec, PayloadType and the out-of-band parameter sets.
 	SDPFile string
+	// Roots, when not nil, are the directories SDPFile must lie in (symlinks resolved).
+	Roots []string
 	// ParamSets are out-of-band VPS/SPS/PPS NAL units (without start codes), for streams that
 	// do not repeat them in-band.
 	ParamSets [][]byte
@@ -75,13 +76,9 @@ var _ source.Source = (*Source)(nil)
 // error for a missing codec, an unreadable SDP file or a port that cannot be opened.
 func (s *Source) Init() error {
 	if s.SDPFile != "" {
-		b, err := os.ReadFile(s.SDPFile)
+		st, err := readSDP(s.SDPFile, s.Roots)
 		if err != nil {
-			return fmt.Errorf("rtp: %w", err)
-		}
-		st, err := ParseSDP(b)
-		if err != nil {
-			return fmt.Errorf("rtp: %s: %w", s.SDPFile, err)
+			return err
 		}
 		s.Codec, s.PayloadType = st.Codec, st.PayloadType
 		s.ParamSets = append(st.ParamSets, s.ParamSets...)

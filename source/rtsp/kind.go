@@ -9,8 +9,8 @@ import (
 // setting applies.
 var Kind = source.Kind{Schemes: []string{"rtsp", "rtsps"}, Open: openStream}
 
-func openStream(s *config.Stream) (source.Source, error) {
-	r := &Source{URL: s.Source, Transport: s.Transport.String()}
+func openStream(s *config.Stream, p source.Policy) (source.Source, error) {
+	r := &Source{URL: s.Source, Transport: s.Transport.String(), ReadTimeout: p.Timeout()}
 	if err := r.Init(); err != nil {
 		return nil, err
 	}

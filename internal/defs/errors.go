@@ -1,0 +1,11 @@
+package defs
+
+import "errors"
+
+// Errors of StreamControl, for observers to map to their answers (the API's status codes).
+var (
+	// ErrBusy: too many sources are being opened at once; retry shortly.
+	ErrBusy = errors.New("too many sources are being opened at once: retry shortly")
+	// ErrStreamLimit: the configured maximum number of streams runs already.
+	ErrStreamLimit = errors.New("the maximum number of streams (sources.max_streams) is running")
+)
