@@ -70,16 +70,16 @@ type Source struct {
 	stats   live.Counters
 	health  live.Health
 	warnSDP error
-	q      *live.Queue
-	sub    *udpmux.Sub
-	rtcp   *udpmux.Sub
-	depack Depacketizer
-	recv   Receiver
-	clock  timestamp.Clock
-	wall   timestamp.Wallclock
-	cancel context.CancelFunc
-	done   chan struct{}
-	close  sync.Once
+	q       *live.Queue
+	sub     *udpmux.Sub
+	rtcp    *udpmux.Sub
+	depack  Depacketizer
+	recv    Receiver
+	clock   timestamp.Clock
+	wall    timestamp.Wallclock
+	cancel  context.CancelFunc
+	done    chan struct{}
+	close   sync.Once
 }
 
 var _ source.Source = (*Source)(nil)

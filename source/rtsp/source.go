@@ -200,7 +200,9 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 		// gortsplib rejects the whole SDP for one bad sprop: parse it without
 		if desc, err = rtp.ParseSession(describeRes.Body); err == nil {
 			desc.BaseURL = baseURL(describeRes, s.u)
-			s.spropLog.Do(func() { s.Logger.Warn("the SDP's parameter sets do not decode: ignored, relying on in-band ones", "err", sdpErr) })
+			s.spropLog.Do(func() {
+				s.Logger.Warn("the SDP's parameter sets do not decode: ignored, relying on in-band ones", "err", sdpErr)
+			})
 		}
 	}
 	if err != nil {
