@@ -2,8 +2,10 @@ package rtp
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/asticode/go-astiav"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +61,8 @@ func (fc *frameCounter) decode(t *testing.T, au *media.AccessUnit) {
 // FFmpeg decodes, and must not stall or reset while packets arrive. The figures go to
 // docs/live.md.
 func TestSourceLossVsFFmpeg(t *testing.T) {
+	astiav.SetLogLevel(astiav.LogLevelQuiet) // concealment reports
+	defer astiav.SetLogLevel(astiav.LogLevelError)
 	name := clips[0]
 	path := sourcetest.Asset(t, name)
 	sdp := sourcetest.FFmpegSDP(t, path)
