@@ -187,7 +187,7 @@ func (r *Receiver) allowed(ssrc uint32, from netip.AddrPort) bool {
 // foreign counts and logs (once per episode) a packet of a sender the stream does not take.
 func (r *Receiver) foreign(ssrc uint32, from netip.AddrPort, now time.Time, why string) {
 	r.Stats.Foreign.Add(1)
-	who := fmt.Sprintf("SSRC %#08x (%d) from %v", ssrc, ssrc, from)
+	who := fmt.Sprintf("SSRC 0x%08x (%d) from %v", ssrc, ssrc, from)
 	r.Health.Foreign(who)
 	newEpisode := who != r.foreignKey || now.Sub(r.foreignAt) >= foreignLogEvery
 	r.foreignKey, r.foreignAt = who, now
@@ -196,12 +196,12 @@ func (r *Receiver) foreign(ssrc uint32, from netip.AddrPort, now time.Time, why 
 		if why == "" {
 			why = "not the configured SSRC or sender"
 		}
-		attrs := []any{"ssrc", fmt.Sprintf("%#08x", ssrc), "from", from.String(), "why", why, "foreign_packets", r.Stats.Foreign.Load()}
+		attrs := []any{"ssrc", fmt.Sprintf("0x%08x", ssrc), "from", from.String(), "why", why, "foreign_packets", r.Stats.Foreign.Load()}
 		if r.locked {
-			attrs = append(attrs, "locked_ssrc", fmt.Sprintf("%#08x", r.ssrc), "locked_from", r.from.String())
+			attrs = append(attrs, "locked_ssrc", fmt.Sprintf("0x%08x", r.ssrc), "locked_from", r.from.String())
 		}
 		if r.SSRC != 0 {
-			attrs = append(attrs, "configured_ssrc", fmt.Sprintf("%#08x", r.SSRC))
+			attrs = append(attrs, "configured_ssrc", fmt.Sprintf("0x%08x", r.SSRC))
 		}
 		r.Logger.Warn("RTP packets of an unexpected sender dropped", attrs...)
 	}
@@ -209,8 +209,8 @@ func (r *Receiver) foreign(ssrc uint32, from netip.AddrPort, now time.Time, why 
 
 func (r *Receiver) lock(ssrc uint32, from netip.AddrPort, now time.Time) {
 	if r.everLock {
-		changed := []any{"ssrc", fmt.Sprintf("%#08x", ssrc), "from", from.String(),
-			"old_ssrc", fmt.Sprintf("%#08x", r.ssrc), "old_from", r.from.String(), "silent_for", now.Sub(r.lastSeen).Round(time.Millisecond)}
+		changed := []any{"ssrc", fmt.Sprintf("0x%08x", ssrc), "from", from.String(),
+			"old_ssrc", fmt.Sprintf("0x%08x", r.ssrc), "old_from", r.from.String(), "silent_for", now.Sub(r.lastSeen).Round(time.Millisecond)}
 		if ssrc != r.ssrc {
 			r.Stats.SSRCChanges.Add(1)
 		}
@@ -226,7 +226,7 @@ func (r *Receiver) lock(ssrc uint32, from netip.AddrPort, now time.Time) {
 		}
 		r.reorder.Drain(r.Release)
 	} else {
-		r.Logger.Info("RTP sender", "ssrc", fmt.Sprintf("%#08x", ssrc), "from", from.String())
+		r.Logger.Info("RTP sender", "ssrc", fmt.Sprintf("0x%08x", ssrc), "from", from.String())
 		r.firstAddr = from.Addr().Unmap()
 	}
 	r.locked, r.everLock = true, true
