@@ -108,8 +108,11 @@ func (p *psDepacketizer) stamp(f *ps.Frame) time.Duration {
 	case p.haveOffset:
 		ts = p.ts + p.offset
 	}
-	pts, jumped := p.clock.Convert(ts, p.arrival)
-	if jumped {
+	pts, ev := p.clock.Convert(ts, p.arrival)
+	switch ev {
+	case timestamp.EventOutlier:
+		p.stats.TimestampOutliers.Add(1)
+	case timestamp.EventJump:
 		p.stats.TimestampJumps.Add(1)
 	}
 	return pts

@@ -2,14 +2,17 @@ package gb28181
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/source"
 	"github.com/vinfer/vinfer/source/internal/urlparam"
+	"github.com/vinfer/vinfer/source/rtp"
 )
 
 // Kind receives GB28181 media:
-// gb28181://[host]:port?transport=udp|tcp-passive|tcp-active[&remote=host:port][&ssrc=N][&pt=N].
+// gb28181://[host]:port?transport=udp|tcp-passive|tcp-active[&remote=host:port][&ssrc=N|any][&pt=N]
+// [&sender=IP[:port]|first|any] (rtp.ParseSender).
 var Kind = source.Kind{Schemes: []string{"gb28181"}, Open: openStream}
 
 func openStream(s *config.Stream, _ source.Policy) (source.Source, error) {
@@ -17,6 +20,7 @@ func openStream(s *config.Stream, _ source.Policy) (source.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.Logger = slog.Default().With("stream", s.ID)
 	if err := g.Init(); err != nil {
 		return nil, err
 	}
@@ -32,7 +36,14 @@ func ParseURL(raw string) (*Source, error) {
 	g := &Source{ListenAddr: u.Host,
 		Transport:  q.OneOf("transport", TransportUDP, TransportUDP, TransportTCPPassive, TransportTCPActive),
 		RemoteAddr: q.String("remote"),
-		SSRC:       uint32(q.Uint("ssrc", 1<<32-1, 0)),
+	}
+	if q.Peek("ssrc") == "any" {
+		q.String("ssrc")
+	} else {
+		g.SSRC = uint32(q.Uint("ssrc", 1<<32-1, 0))
+	}
+	if g.Sender, g.LockAddr, err = rtp.ParseSender(q.String("sender")); err != nil {
+		return nil, fmt.Errorf("gb28181: %w", err)
 	}
 	g.PayloadType = uint8(q.Uint("pt", 127, uint64(g.PayloadType)))
 	if err := q.Err(); err != nil {

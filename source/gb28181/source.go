@@ -59,6 +59,12 @@ type Source struct {
 	RTCPAddr string
 	// SSRC selects the stream; 0 takes the first that arrives.
 	SSRC uint32
+	// Sender, when valid, accepts UDP packets from that address only (any port when its port
+	// is 0); LockAddr keeps the stream on the first sender's IP address; Holdover is how long
+	// the current sender must be silent before another may take over (rtp.Receiver).
+	Sender   netip.AddrPort
+	LockAddr bool
+	Holdover time.Duration
 	// PayloadType selects the RTP payload type (96 in GB28181); 0 accepts any.
 	PayloadType uint8
 	// ReorderWindow and ReorderDelay bound the wait for a missing UDP packet; zero values mean
@@ -78,6 +84,7 @@ type Source struct {
 	Logger *slog.Logger
 
 	stats  live.Counters
+	health live.Health
 	q      *live.Queue
 	clock  timestamp.Clock
 	wall   timestamp.Wallclock
@@ -119,6 +126,7 @@ func (s *Source) Init() error {
 		s.Logger = slog.Default()
 	}
 	s.Logger = s.Logger.With("source", "gb28181", "transport", s.Transport, "ssrc", s.SSRC)
+	s.health.Waiting(s.Transport + " " + s.ListenAddr + s.RemoteAddr)
 	s.clock = timestamp.Clock{Rate: rtp.ClockRate, MaxJump: s.MaxJump}
 	if err := s.clock.Init(); err != nil {
 		return err
@@ -128,8 +136,9 @@ func (s *Source) Init() error {
 	s.depack = psDepacketizer{clock: &s.clock, wall: &s.wall, stats: &s.stats, deliver: s.deliver}
 	s.depack.init()
 	s.recv = rtp.Receiver{
-		SSRC: s.SSRC, PayloadType: s.PayloadType, ReorderWindow: s.ReorderWindow, ReorderDelay: s.ReorderDelay,
-		Watchdog: s.Watchdog, Stats: &s.stats, Wallclock: &s.wall, Handler: &s.depack,
+		SSRC: s.SSRC, Sender: s.Sender, LockAddr: s.LockAddr, Holdover: s.Holdover, PayloadType: s.PayloadType,
+		ReorderWindow: s.ReorderWindow, ReorderDelay: s.ReorderDelay, Watchdog: s.Watchdog,
+		Stats: &s.stats, Health: &s.health, Logger: s.Logger, Wallclock: &s.wall, Handler: &s.depack,
 	}
 	switch s.Transport {
 	case TransportUDP:
@@ -198,7 +207,7 @@ func (s *Source) openUDP() error {
 }
 
 func (s *Source) deliver(au *media.AccessUnit) bool {
-	s.recv.Alive(time.Now())
+	s.health.AccessUnit(time.Now())
 	s.alive.Store(true)
 	return s.q.Push(au)
 }
@@ -241,11 +250,11 @@ func (s *Source) run(ctx context.Context) {
 			switch {
 			case s.Transport != TransportUDP && s.currentConn() != nil:
 				s.stats.Watchdog.Add(1)
-				s.Logger.Warn("no video for the watchdog period, closing the connection", "watchdog", s.recv.Watchdog)
+				s.Logger.Warn("no packets for the watchdog period, closing the connection", "watchdog", s.recv.Watchdog)
 				s.closeConn()
 			case s.recv.Locked():
 				s.stats.Watchdog.Add(1)
-				s.Logger.Warn("no video for the watchdog period, releasing the SSRC", "watchdog", s.recv.Watchdog)
+				s.Logger.Warn("no packets for the watchdog period, releasing the sender lock", "watchdog", s.recv.Watchdog)
 			}
 			s.recv.Reset(now)
 		}
@@ -275,6 +284,7 @@ func (s *Source) Stats() live.Stats {
 		st.Garbage += s.sub.Garbage()
 		st.PacketOverflow += s.sub.Overflow()
 	}
+	s.health.Fill(&st, time.Now())
 	return st
 }
 

@@ -1,6 +1,9 @@
 package live
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Stats is a snapshot of the counters of one live source. Every field counts events since the
 // source was created; fields that do not apply to a kind of source stay zero. The metrics
@@ -49,9 +52,38 @@ type Stats struct {
 	// Connects counts sessions established (RTSP PLAY, TCP connections); Reconnects those after
 	// the first; ConnectFailures the attempts that failed.
 	Connects, Reconnects, ConnectFailures uint64
-	// Watchdog counts sessions ended (or SSRC locks released) because no access unit arrived
+	// Watchdog counts sessions ended (or sender locks released) because no packet arrived
 	// within the watchdog period.
 	Watchdog uint64
+	// Damaged counts access units delivered although packets of them were lost: the NAL units
+	// that arrived (a fragmented slice up to its first gap) go to the decoder, which conceals
+	// the rest, as FFmpeg does.
+	Damaged uint64
+	// TimestampOutliers counts timestamps far off the timeline that the ones after them did
+	// not confirm: they were interpolated and the timeline kept (TimestampJumps counts the
+	// confirmed jumps the timeline re-anchored on).
+	TimestampOutliers uint64
+	// SenderChanges counts takeovers by another sender address after the current one fell
+	// silent (SSRCChanges counts new SSRCs); both are logged.
+	SenderChanges uint64
+	// Outages counts periods of the watchdog length or longer without a packet; OutageSeconds
+	// sums their length (loss that sequence numbers cannot show).
+	Outages       uint64
+	OutageSeconds float64
+
+	// State is the source's health: StateConnecting, StateWaitingKeyframe, StateRunning,
+	// StateStalled or StateFailed ("" for sources that do not report one).
+	State string
+	// Reason says why the state is not running (the last error, what is missing); Hint names
+	// the likely cause when the source can tell (payload looks like H.265, no SPS/PPS seen,
+	// packets from an unknown SSRC).
+	Reason, Hint string
+	// LastError is the last error the source met (connection, DESCRIBE, parsing), with its time.
+	LastError   string
+	LastErrorAt time.Time `json:",omitzero"`
+	// LastForeign describes the last packet from an unexpected SSRC or address
+	// ("SSRC 0x… from host:port").
+	LastForeign string
 }
 
 // Counters is the concurrency-safe, updatable form of Stats. The zero value is ready.
@@ -75,6 +107,17 @@ type Counters struct {
 	Connects, Reconnects  atomic.Uint64
 	ConnectFailures       atomic.Uint64
 	Watchdog              atomic.Uint64
+	Damaged               atomic.Uint64
+	TimestampOutliers     atomic.Uint64
+	SenderChanges         atomic.Uint64
+	Outages               atomic.Uint64
+	outageNanos           atomic.Int64
+}
+
+// AddOutage counts one silence of d.
+func (c *Counters) AddOutage(d time.Duration) {
+	c.Outages.Add(1)
+	c.outageNanos.Add(int64(d))
 }
 
 // CountDelivered counts one access unit handed to the reader: a key frame, one that got
@@ -119,5 +162,10 @@ func (c *Counters) Snapshot() Stats {
 		Reconnects:        c.Reconnects.Load(),
 		ConnectFailures:   c.ConnectFailures.Load(),
 		Watchdog:          c.Watchdog.Load(),
+		Damaged:           c.Damaged.Load(),
+		TimestampOutliers: c.TimestampOutliers.Load(),
+		SenderChanges:     c.SenderChanges.Load(),
+		Outages:           c.Outages.Load(),
+		OutageSeconds:     time.Duration(c.outageNanos.Load()).Seconds(),
 	}
 }

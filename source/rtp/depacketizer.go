@@ -3,11 +3,10 @@ package rtp
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/bluenviron/gortsplib/v5/pkg/format/rtph264"
-	"github.com/bluenviron/gortsplib/v5/pkg/format/rtph265"
 	pionrtp "github.com/pion/rtp"
 
 	"github.com/vinfer/vinfer/internal/h26x"
@@ -21,18 +20,20 @@ const ClockRate = 90000
 
 // Depacketizer assembles the access units of one H.264 (RFC 6184: single NAL unit, STAP-A,
 // FU-A) or H.265 (RFC 7798: single NAL unit, AP, FU) RTP stream from packets handed over in
-// sequence order. The payload formats are decoded by gortsplib's rtph264/rtph265; access-unit
-// boundaries, loss handling, parameter sets and timing are done here:
+// sequence order (unpacker), and does access-unit boundaries, loss handling, parameter sets
+// and timing:
 //
 //   - an access unit ends at the marker bit, or when the RTP timestamp changes (senders that
 //     do not set the marker lose nothing but one packet of latency);
-//   - after Loss, the access unit in progress (or the next one, when the loss fell between two)
-//     is dropped, and so is every access unit up to the next key frame, which is delivered with
-//     media.AccessUnit.Discontinuity set: the decoder never sees a damaged reference chain;
+//   - loss degrades, it does not stop the stream: an access unit that lost packets is still
+//     delivered with the NAL units that arrived (a fragmented slice truncated at its first
+//     gap, RFC 6184 §5.8), and counted as Damaged; the decoder conceals what is missing, as
+//     FFmpeg does. Decoding starts (and resumes after a reconnect or a full queue) at a key
+//     frame, even a damaged one, delivered with media.AccessUnit.Discontinuity after a gap;
 //   - key frames get the VPS/SPS/PPS they lack, from ParamSets (the SDP) or from earlier in the
 //     stream; key frames for which none was ever seen are dropped;
-//   - PTS comes from the RTP timestamp through Clock (wraparound, jump repair), DTS from the
-//     picture order count, Wallclock from RTCP sender reports.
+//   - PTS comes from the RTP timestamp through Clock (wraparound, outliers, jump repair), DTS
+//     from the picture order count, Wallclock from RTCP sender reports.
 //
 // The zero value is not ready: set the fields and call Init. Not safe for concurrent use.
 type Depacketizer struct {
@@ -53,12 +54,13 @@ type Depacketizer struct {
 	// false when it could not take it (a full queue): the depacketizer then resumes at the next
 	// key frame.
 	OnAccessUnit func(au *media.AccessUnit) bool
+	// Health receives hints at what keeps the stream from decoding (wrong codec, no parameter
+	// sets); nil for none.
+	Health *live.Health
+	// Logger receives timestamp outliers and jumps; nil means slog.Default().
+	Logger *slog.Logger
 
-	dec interface {
-		Decode(*pionrtp.Packet) ([][]byte, error)
-	}
-	more        error // the decoder's ErrMorePacketsNeeded
-	noStart     error // the decoder's ErrNonStartingPacketAndNoPrevious
+	unpack      unpacker
 	b           h26x.Builder
 	dts         h26x.DTS
 	inAU        bool
@@ -70,6 +72,9 @@ type Depacketizer struct {
 	disc        bool
 	started     bool // an access unit was delivered
 	spsSeen     []byte
+	hinted      bool      // a hint was given to Health
+	otherCodec  int       // payloads that look like the other codec
+	outlierLog  time.Time // when an outlier was logged last
 	infoMu      sync.Mutex
 	info        media.StreamInfo
 	au          media.AccessUnit
@@ -86,6 +91,12 @@ func (d *Depacketizer) Init() error {
 	if d.Stats == nil {
 		d.Stats = new(live.Counters)
 	}
+	if d.Health == nil {
+		d.Health = new(live.Health)
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
 	if d.Clock == nil {
 		d.Clock = &timestamp.Clock{Rate: ClockRate}
 		if err := d.Clock.Init(); err != nil {
@@ -99,22 +110,9 @@ func (d *Depacketizer) Init() error {
 	d.dts = h26x.DTS{Codec: d.Codec}
 	d.info = media.StreamInfo{Codec: d.Codec}
 	d.updateInfo()
-	d.newDecoder()
+	d.unpack = unpacker{codec: d.Codec}
 	d.waitKey = true
 	return nil
-}
-
-func (d *Depacketizer) newDecoder() {
-	switch d.Codec {
-	case media.CodecH264:
-		dec := &rtph264.Decoder{PacketizationMode: 1}
-		_ = dec.Init() // cannot fail with mode 1; modes 0 and 1 are decoded alike
-		d.dec, d.more, d.noStart = dec, rtph264.ErrMorePacketsNeeded, rtph264.ErrNonStartingPacketAndNoPrevious
-	case media.CodecH265:
-		dec := &rtph265.Decoder{}
-		_ = dec.Init() // cannot fail without DON
-		d.dec, d.more, d.noStart = dec, rtph265.ErrMorePacketsNeeded, rtph265.ErrNonStartingPacketAndNoPrevious
-	}
 }
 
 // Push hands over the next packet in sequence order, received at arrival. The packet is not
@@ -137,27 +135,18 @@ func (d *Depacketizer) Push(pkt *pionrtp.Packet, arrival time.Time) {
 		d.inAU, d.ts, d.arrival = true, pkt.Timestamp, arrival
 		d.damaged = damageNew
 	}
-	marker := pkt.Marker
-	pkt.Marker = true // make the library hand out the NAL units of every packet at once
-	nalus, err := d.dec.Decode(pkt)
-	pkt.Marker = marker
-	switch {
-	case err == nil:
-		for _, n := range nalus {
-			d.b.Add(n)
-		}
-	case errors.Is(err, d.more):
-		if marker { // a fragmented NAL unit that never ended
-			d.damaged = true
-			d.Stats.DecodeErrors.Add(1)
-		}
-	case errors.Is(err, d.noStart): // joined in the middle of a fragmented NAL unit
+	d.checkCodec(pkt.Payload)
+	nalus, truncated, err := d.unpack.push(pkt.Payload)
+	for _, n := range nalus {
+		d.b.Add(n)
+	}
+	if truncated > 0 || err != nil {
 		d.damaged = true
-	default:
-		d.damaged = true
+	}
+	if err != nil && !errors.Is(err, ErrPayloadTruncated) {
 		d.Stats.DecodeErrors.Add(1)
 	}
-	if marker {
+	if pkt.Marker {
 		d.finish()
 	}
 }
@@ -165,9 +154,7 @@ func (d *Depacketizer) Push(pkt *pionrtp.Packet, arrival time.Time) {
 // Loss reports that packets are missing before the next one pushed.
 func (d *Depacketizer) Loss() {
 	d.lossPending = true
-	d.waitKey = true
-	d.disc = d.started
-	d.newDecoder() // drop a half-received fragmented NAL unit
+	d.unpack.lost()
 }
 
 // Restart starts a new session (reconnect, new SSRC): the access unit in progress is dropped,
@@ -181,7 +168,7 @@ func (d *Depacketizer) Restart() {
 	d.inAU, d.damaged, d.lossPending = false, false, false
 	d.waitKey = true
 	d.disc = d.started
-	d.newDecoder()
+	d.unpack.reset()
 	d.dts.Reset()
 	d.Clock.Restart()
 }
@@ -196,20 +183,26 @@ func (d *Depacketizer) Info() media.StreamInfo {
 
 func (d *Depacketizer) finish() {
 	d.inAU = false
+	if nalus, truncated := d.unpack.flush(); len(nalus) > 0 || truncated > 0 {
+		for _, n := range nalus {
+			d.b.Add(n)
+		}
+		d.damaged = true
+	}
 	// every access unit, delivered or not, keeps the clock on the stream's timeline
-	pts, jumped := d.Clock.Convert(d.ts, d.arrival)
-	if jumped {
-		d.Stats.TimestampJumps.Add(1)
-	}
-	if d.damaged {
-		d.damaged = false
-		d.b.Reset()
-		d.Stats.Dropped.Add(1)
-		return
-	}
+	pts, ev := d.Clock.Convert(d.ts, d.arrival)
+	d.countClock(ev)
+	damaged := d.damaged
+	d.damaged = false
 	u, ok := d.b.Finish()
 	if !ok {
+		if damaged {
+			d.Stats.Dropped.Add(1) // nothing of the picture arrived
+		}
 		return // parameter sets or SEI alone: remembered, nothing to decode
+	}
+	if u.MissingParams {
+		d.hint(missingParamsHint[d.Codec])
 	}
 	if (d.waitKey && !u.Key) || u.MissingParams {
 		d.Stats.Dropped.Add(1)
@@ -217,6 +210,9 @@ func (d *Depacketizer) finish() {
 	}
 	if u.Key {
 		d.updateInfo()
+		if d.hinted {
+			d.hint("")
+		}
 	}
 	if d.waitKey {
 		d.dts.Reset() // decoding restarts here
@@ -239,7 +235,55 @@ func (d *Depacketizer) finish() {
 		return
 	}
 	d.Stats.CountDelivered(u.Key, u.Inserted, d.disc)
+	if damaged {
+		d.Stats.Damaged.Add(1)
+	}
 	d.waitKey, d.disc, d.started = false, false, true
+}
+
+var missingParamsHint = map[media.Codec]string{
+	media.CodecH264: "key frames arrive without SPS/PPS: none in-band and none in the SDP (give sdp=, or make the camera repeat them)",
+	media.CodecH265: "key frames arrive without VPS/SPS/PPS: none in-band and none in the SDP (give sdp=, or make the camera repeat them)",
+}
+
+func (d *Depacketizer) hint(h string) {
+	d.Health.Hint(h)
+	d.hinted = h != ""
+}
+
+// checkCodec watches for a stream of the other codec (H.265 sent to an H.264 port, or the
+// reverse): before anything was delivered, 50 payloads that parse as the other codec's common NAL units gives a hint.
+func (d *Depacketizer) checkCodec(p []byte) {
+	if d.started || !looksLikeOtherCodec(d.Codec, p) {
+		return
+	}
+	d.otherCodec++
+	if d.otherCodec == 50 {
+		other := media.CodecH265
+		if d.Codec == media.CodecH265 {
+			other = media.CodecH264
+		}
+		h := fmt.Sprintf("the payload looks like %v, the stream is configured for %v", other, d.Codec)
+		d.Logger.Warn(h)
+		d.hint(h)
+	}
+}
+
+// countClock counts and logs what the clock made of a timestamp.
+func (d *Depacketizer) countClock(ev timestamp.Event) {
+	switch ev {
+	case timestamp.EventOutlier:
+		d.Stats.TimestampOutliers.Add(1)
+		if now := time.Now(); now.Sub(d.outlierLog) >= time.Minute {
+			d.outlierLog = now
+			d.Logger.Warn("RTP timestamp far off the timeline: interpolated (logged once a minute)",
+				"rtp_timestamp", d.ts, "outliers", d.Stats.TimestampOutliers.Load())
+		}
+	case timestamp.EventJump:
+		d.Stats.TimestampJumps.Add(1)
+		d.Logger.Warn("RTP timestamps jumped and stayed: the timeline re-anchored", "rtp_timestamp", d.ts,
+			"jumps", d.Stats.TimestampJumps.Load())
+	}
 }
 
 // updateInfo parses the SPS when it changed.

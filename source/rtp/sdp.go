@@ -78,18 +78,56 @@ func FindVideo(desc *description.Session) (*description.Media, format.Format, St
 
 // ParseSDP reads the video stream of an SDP document (RFC 8866), such as the one
 // `ffmpeg -f rtp -sdp_file` writes or a GB28181 INVITE carries.
-func ParseSDP(b []byte) (Stream, error) {
+// Parameter sets are read by SpropParamSets (any count and order, bad entries skipped); an
+// sprop that does not decode never fails the parse. warn reports skipped entries.
+func ParseSDP(b []byte) (s Stream, warn, err error) {
+	desc, err := ParseSession(b)
+	if err != nil {
+		return Stream{}, nil, err
+	}
+	_, _, s, err = FindVideo(desc)
+	if err != nil {
+		return Stream{}, nil, fmt.Errorf("SDP: %w", err)
+	}
+	s.ParamSets, warn = s.withSprop(b)
+	return s, warn, nil
+}
+
+// ParseSession parses an SDP document (RFC 8866); when the parser rejects its sprop
+// parameters (bad base64), it parses it again without them.
+func ParseSession(b []byte) (*description.Session, error) {
+	desc, err := parseSession(b)
+	if err != nil {
+		if d2, err2 := parseSession(StripSprop(b)); err2 == nil {
+			return d2, nil
+		}
+		return nil, fmt.Errorf("SDP: %w", err)
+	}
+	return desc, nil
+}
+
+func parseSession(b []byte) (*description.Session, error) {
 	sd, err := sdpunmarshaler.Unmarshal(b)
 	if err != nil {
-		return Stream{}, fmt.Errorf("SDP: %w", err)
+		return nil, err
 	}
 	var desc description.Session
 	if err := desc.Unmarshal2(sd); err != nil {
-		return Stream{}, fmt.Errorf("SDP: %w", err)
+		return nil, err
 	}
-	_, _, s, err := FindVideo(&desc)
-	if err != nil {
-		return Stream{}, fmt.Errorf("SDP: %w", err)
-	}
-	return s, nil
+	return &desc, nil
 }
+
+// withSprop returns the stream's parameter sets read from the raw SDP by SpropParamSets when
+// it finds any (they include those the format parser dropped: an SPS without a PPS, a third
+// entry), else those the format gave.
+func (s Stream) withSprop(sdp []byte) ([][]byte, error) {
+	sets, warn := SpropParamSets(sdp, s.PayloadType, s.Codec)
+	if len(sets) == 0 {
+		return s.ParamSets, warn
+	}
+	return sets, warn
+}
+
+// WithSprop is withSprop for callers that hold the raw SDP of a session (RTSP DESCRIBE).
+func (s Stream) WithSprop(sdp []byte) ([][]byte, error) { return s.withSprop(sdp) }

@@ -16,14 +16,14 @@ var ErrSDPFile = errors.New("not a session description (RFC 8866) with H.264 or 
 // readSDP reads the sdp= file under roots. Its errors name the file, never quote its contents
 // (the parser's messages do, so they are dropped): a mistyped path must not show what another
 // file holds.
-func readSDP(path string, roots []string) (Stream, error) {
+func readSDP(path string, roots []string) (st Stream, warn, err error) {
 	b, err := source.ReadFile(path, roots, MaxSDPFile)
 	if err != nil {
-		return Stream{}, fmt.Errorf("rtp: sdp %w", err)
+		return Stream{}, nil, fmt.Errorf("rtp: sdp %w", err)
 	}
-	st, err := ParseSDP(b)
+	st, warn, err = ParseSDP(b)
 	if err != nil {
-		return Stream{}, fmt.Errorf("rtp: sdp file %s: %w", path, ErrSDPFile)
+		return Stream{}, nil, fmt.Errorf("rtp: sdp file %s: %w", path, ErrSDPFile)
 	}
-	return st, nil
+	return st, warn, nil
 }

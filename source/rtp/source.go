@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
@@ -30,9 +31,16 @@ type Source struct {
 	// RTCPAddr is where RTCP arrives: "" means ListenAddr's port + 1, "none" disables it.
 	// RTCP multiplexed on the RTP port (RFC 5761) is accepted either way.
 	RTCPAddr string
-	// SSRC selects the stream; 0 takes the first that arrives (and, after the watchdog period
-	// without media, the next one).
+	// SSRC selects the stream; 0 takes the first that arrives (and, once it was silent for
+	// Holdover, the next one: see Receiver).
 	SSRC uint32
+	// Sender, when valid, accepts packets from that address only (any port when its port is 0).
+	Sender netip.AddrPort
+	// LockAddr keeps the stream on the first sender's IP address for good.
+	LockAddr bool
+	// Holdover is how long the current sender must be silent before another may take the
+	// stream over; 0 means DefaultHoldover.
+	Holdover time.Duration
 	// Codec is media.CodecH264 or media.CodecH265; SDPFile may give it instead.
 	Codec media.Codec
 	// PayloadType selects the RTP payload type; 0 accepts any.
@@ -49,25 +57,30 @@ type Source struct {
 	// values mean DefaultReorderWindow and DefaultReorderDelay.
 	ReorderWindow int
 	ReorderDelay  time.Duration
-	// Watchdog is how long without an access unit before the SSRC is released; 0 means
-	// DefaultWatchdog.
+	// Watchdog is how long without a packet before the sender lock is released (and the
+	// silence counted as an outage); 0 means DefaultWatchdog.
 	Watchdog time.Duration
 	// MaxJump bounds timestamp steps (timestamp.Clock); 0 means timestamp.DefaultMaxJump.
 	MaxJump time.Duration
 	// QueueSize is the number of access units buffered for Read; 0 means live.DefaultQueueSize.
 	QueueSize int
+	// Logger receives sender, timestamp and codec events; nil means slog.Default(). The
+	// registry's Open gives one that names the stream.
+	Logger *slog.Logger
 
-	stats  live.Counters
-	q      *live.Queue
-	sub    *udpmux.Sub
-	rtcp   *udpmux.Sub
-	depack Depacketizer
-	recv   Receiver
-	clock  timestamp.Clock
-	wall   timestamp.Wallclock
-	cancel context.CancelFunc
-	done   chan struct{}
-	close  sync.Once
+	stats   live.Counters
+	health  live.Health
+	warnSDP error
+	q       *live.Queue
+	sub     *udpmux.Sub
+	rtcp    *udpmux.Sub
+	depack  Depacketizer
+	recv    Receiver
+	clock   timestamp.Clock
+	wall    timestamp.Wallclock
+	cancel  context.CancelFunc
+	done    chan struct{}
+	close   sync.Once
 }
 
 var _ source.Source = (*Source)(nil)
@@ -76,15 +89,26 @@ var _ source.Source = (*Source)(nil)
 // error for a missing codec, an unreadable SDP file or a port that cannot be opened.
 func (s *Source) Init() error {
 	if s.SDPFile != "" {
-		st, err := readSDP(s.SDPFile, s.Roots)
+		st, warn, err := readSDP(s.SDPFile, s.Roots)
 		if err != nil {
 			return err
+		}
+		if warn != nil {
+			s.warnSDP = warn
 		}
 		s.Codec, s.PayloadType = st.Codec, st.PayloadType
 		s.ParamSets = append(st.ParamSets, s.ParamSets...)
 	}
 	if s.Codec != media.CodecH264 && s.Codec != media.CodecH265 {
 		return fmt.Errorf("rtp: codec %v: set Codec to H.264 or H.265, or give an SDPFile", s.Codec)
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	s.Logger = s.Logger.With("source", "rtp", "listen", s.ListenAddr)
+	if s.warnSDP != nil {
+		s.Logger.Warn("SDP parameter sets partly unusable, the stream relies on in-band ones", "sdp", s.SDPFile, "err", s.warnSDP)
+		s.health.Error(s.warnSDP)
 	}
 	rtcpAddr, err := s.rtcpAddr()
 	if err != nil {
@@ -98,7 +122,7 @@ func (s *Source) Init() error {
 	s.q = live.NewQueue(s.QueueSize)
 	s.depack = Depacketizer{
 		Codec: s.Codec, ParamSets: s.ParamSets, Clock: &s.clock, Wallclock: &s.wall, Stats: &s.stats,
-		OnAccessUnit: s.deliver,
+		Health: &s.health, Logger: s.Logger, OnAccessUnit: s.deliver,
 	}
 	if err := s.depack.Init(); err != nil {
 		return err
@@ -113,9 +137,11 @@ func (s *Source) Init() error {
 		}
 	}
 	s.recv = Receiver{
-		SSRC: s.SSRC, PayloadType: s.PayloadType, ReorderWindow: s.ReorderWindow, ReorderDelay: s.ReorderDelay,
-		Watchdog: s.Watchdog, Stats: &s.stats, Wallclock: &s.wall, Handler: &s.depack, Release: s.sub.Release,
+		SSRC: s.SSRC, Sender: s.Sender, LockAddr: s.LockAddr, Holdover: s.Holdover, PayloadType: s.PayloadType,
+		ReorderWindow: s.ReorderWindow, ReorderDelay: s.ReorderDelay, Watchdog: s.Watchdog,
+		Stats: &s.stats, Health: &s.health, Logger: s.Logger, Wallclock: &s.wall, Handler: &s.depack, Release: s.sub.Release,
 	}
+	s.health.Waiting("udp " + s.sub.Addr().String())
 	if err := s.recv.Init(time.Now()); err != nil {
 		return err
 	}
@@ -144,7 +170,7 @@ func (s *Source) rtcpAddr() (string, error) {
 }
 
 func (s *Source) deliver(au *media.AccessUnit) bool {
-	s.recv.Alive(time.Now())
+	s.health.AccessUnit(time.Now())
 	return s.q.Push(au)
 }
 
@@ -172,6 +198,7 @@ func (s *Source) run(ctx context.Context) {
 		if s.recv.Stalled(now) {
 			if s.recv.Locked() {
 				s.stats.Watchdog.Add(1)
+				s.Logger.Warn("no packets for the watchdog period, releasing the sender lock", "watchdog", s.recv.Watchdog)
 			}
 			s.recv.Reset(now)
 		}
@@ -206,6 +233,10 @@ func (s *Source) Stats() live.Stats {
 	}
 	if s.rtcp != nil {
 		st.Garbage += s.rtcp.Garbage()
+	}
+	s.health.Fill(&st, time.Now())
+	if st.Hint == "" && st.State == live.StateConnecting && st.Garbage > 0 {
+		st.Hint = "datagrams arrive on the port but are not RTP"
 	}
 	return st
 }

@@ -1,6 +1,8 @@
 package rtsp
 
 import (
+	"log/slog"
+
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/source"
 )
@@ -10,7 +12,7 @@ import (
 var Kind = source.Kind{Schemes: []string{"rtsp", "rtsps"}, Open: openStream}
 
 func openStream(s *config.Stream, p source.Policy) (source.Source, error) {
-	r := &Source{URL: s.Source, Transport: s.Transport.String(), ReadTimeout: p.Timeout()}
+	r := &Source{URL: s.Source, Transport: s.Transport.String(), ReadTimeout: p.Timeout(), Logger: slog.Default().With("stream", s.ID)}
 	if err := r.Init(); err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ type testServer struct {
 	user   string
 	pass   string
 	pause  func(au int) time.Duration // optional extra wait before access unit au
+	drop   func() bool                // optional: drop the next packet (a lossy link)
 	mu     sync.Mutex                 // held while starting: requests wait for the stream
 	srv    *gortsplib.Server
 	stream *gortsplib.ServerStream
@@ -134,6 +135,9 @@ func (s *testServer) write() {
 			return
 		}
 		for _, p := range au {
+			if s.drop != nil && s.drop() {
+				continue
+			}
 			if err := s.stream.WritePacketRTPWithNTP(s.medi, p, time.Now()); err != nil {
 				s.t.Errorf("write: %v", err)
 				return

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/bluenviron/gortsplib/v5"
 	"github.com/bluenviron/gortsplib/v5/pkg/base"
+	"github.com/bluenviron/gortsplib/v5/pkg/liberrors"
 	"github.com/pion/rtcp"
 	pionrtp "github.com/pion/rtp"
 
@@ -51,8 +53,9 @@ type Source struct {
 	// Backoff are the waits between connection attempts; nil means live.DefaultBackoff
 	// (0.5 s, 1 s, 2 s, then 5 s).
 	Backoff []time.Duration
-	// Watchdog ends a session that delivered no access unit for this long; 0 means
-	// rtp.DefaultWatchdog.
+	// Watchdog ends a session that received no packet for this long; 0 means
+	// rtp.DefaultWatchdog. A session whose packets arrive is never ended: under heavy loss it
+	// delivers damaged access units, and a late first key frame is waited for.
 	Watchdog time.Duration
 	// ReadTimeout bounds RTSP requests and the silence of a TCP connection; 0 means 10 s.
 	ReadTimeout time.Duration
@@ -66,6 +69,8 @@ type Source struct {
 	u        *base.URL
 	redacted string
 	stats    live.Counters
+	health   live.Health
+	spropLog sync.Once
 	q        *live.Queue
 	clock    timestamp.Clock
 	cancel   context.CancelFunc
@@ -77,6 +82,7 @@ type Source struct {
 	firstAU   bool       // the next access unit is the first of a session after the first
 	sessions  int
 	lastAU    atomic.Int64 // unix nanoseconds of the last access unit delivered
+	lastPkt   atomic.Int64 // unix nanoseconds of the last packet received
 	depacketz atomic.Pointer[rtp.Depacketizer]
 }
 
@@ -136,6 +142,7 @@ func (s *Source) run(ctx context.Context) {
 		}
 		var perm permanentError
 		if errors.As(err, &perm) {
+			s.health.Fail(err)
 			s.Logger.Error("stream cannot be played", "err", err)
 			s.q.Fail(fmt.Errorf("rtsp %s: %w", s.redacted, err))
 			return
@@ -144,6 +151,7 @@ func (s *Source) run(ctx context.Context) {
 			backoff.Reset()
 		}
 		wait := backoff.Next()
+		s.health.Error(err)
 		s.Logger.Warn("session ended, reconnecting", "err", err, "retry_in", wait)
 		if live.Sleep(ctx, wait) != nil {
 			return
@@ -174,6 +182,12 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 		}
 	}
 	c.OnDecodeError = func(error) { s.stats.DecodeErrors.Add(1) }
+	var describeRes *base.Response // the DESCRIBE response, for its raw SDP
+	c.OnResponse = func(res *base.Response) {
+		if ct := res.Header["Content-Type"]; res.StatusCode == base.StatusOK && len(ct) == 1 && strings.HasPrefix(ct[0], "application/sdp") {
+			describeRes = res
+		}
+	}
 	if err := c.Start(); err != nil {
 		s.stats.ConnectFailures.Add(1)
 		return false, s.redactErr(err)
@@ -181,6 +195,16 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 	defer c.Close()
 
 	desc, _, err := c.Describe(s.u)
+	var sdpErr liberrors.ErrClientSDPInvalid
+	if errors.As(err, &sdpErr) && describeRes != nil {
+		// gortsplib rejects the whole SDP for one bad sprop: parse it without
+		if desc, err = rtp.ParseSession(describeRes.Body); err == nil {
+			desc.BaseURL = baseURL(describeRes, s.u)
+			s.spropLog.Do(func() {
+				s.Logger.Warn("the SDP's parameter sets do not decode: ignored, relying on in-band ones", "err", sdpErr)
+			})
+		}
+	}
 	if err != nil {
 		s.stats.ConnectFailures.Add(1)
 		return false, fmt.Errorf("DESCRIBE: %w", s.redactErr(err))
@@ -188,6 +212,12 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 	medi, forma, stream, err := rtp.FindVideo(desc)
 	if err != nil {
 		return false, permanentError{err}
+	}
+	if describeRes != nil {
+		var warn error
+		if stream.ParamSets, warn = stream.WithSprop(describeRes.Body); warn != nil {
+			s.spropLog.Do(func() { s.Logger.Warn("some SDP parameter sets do not decode: skipped", "err", warn) })
+		}
 	}
 	wall := &timestamp.Wallclock{Rate: rtp.ClockRate}
 	s.mu.Lock()
@@ -200,6 +230,7 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 	}
 	depack = &rtp.Depacketizer{
 		Codec: stream.Codec, ParamSets: stream.ParamSets, Clock: &s.clock, Wallclock: wall, Stats: &s.stats,
+		Health: &s.health, Logger: s.Logger,
 		OnAccessUnit: func(au *media.AccessUnit) bool { return s.deliver(gen, au) },
 	}
 	if err := depack.Init(); err != nil {
@@ -210,9 +241,12 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 		return false, fmt.Errorf("SETUP: %w", s.redactErr(err))
 	}
 	c.OnPacketRTP(medi, forma, func(pkt *pionrtp.Packet) {
+		now := time.Now()
+		s.lastPkt.Store(now.UnixNano())
+		s.health.Packet(now)
 		s.stats.Packets.Add(1)
 		s.stats.Bytes.Add(uint64(pkt.MarshalSize()))
-		depack.Push(pkt, time.Now())
+		depack.Push(pkt, now)
 	})
 	c.OnPacketRTCP(medi, func(p rtcp.Packet) {
 		if sr, ok := p.(*rtcp.SenderReport); ok {
@@ -231,6 +265,7 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 	}()
 	start := time.Now()
 	s.lastAU.Store(start.UnixNano())
+	s.lastPkt.Store(start.UnixNano())
 	if _, err := c.Play(nil); err != nil {
 		s.stats.ConnectFailures.Add(1)
 		return false, fmt.Errorf("PLAY: %w", s.redactErr(err))
@@ -252,10 +287,9 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 		case <-ctx.Done():
 			return false, ctx.Err()
 		case now := <-tick.C:
-			last := time.Unix(0, s.lastAU.Load())
-			if now.Sub(last) >= s.Watchdog {
+			if last := time.Unix(0, s.lastPkt.Load()); now.Sub(last) >= s.Watchdog {
 				s.stats.Watchdog.Add(1)
-				return last.After(start), fmt.Errorf("no access unit for %v (watchdog)", s.Watchdog)
+				return s.lastAU.Load() > start.UnixNano(), fmt.Errorf("no packet for %v (watchdog)", s.Watchdog)
 			}
 		}
 	}
@@ -275,7 +309,9 @@ func (s *Source) deliver(gen uint64, au *media.AccessUnit) bool {
 		}
 		s.firstAU = false
 	}
-	s.lastAU.Store(time.Now().UnixNano())
+	now := time.Now()
+	s.lastAU.Store(now.UnixNano())
+	s.health.AccessUnit(now)
 	if !s.q.Push(au) {
 		if au.Discontinuity {
 			s.firstAU = true // the next key frame carries it
@@ -320,8 +356,25 @@ func (s *Source) Info() media.StreamInfo {
 // Live reports true.
 func (s *Source) Live() bool { return true }
 
-// Stats returns the source's counters.
-func (s *Source) Stats() live.Stats { return s.stats.Snapshot() }
+// Stats returns the source's counters and health.
+func (s *Source) Stats() live.Stats {
+	st := s.stats.Snapshot()
+	s.health.Fill(&st, time.Now())
+	return st
+}
+
+// baseURL is the URL SETUP requests are relative to (RFC 2326 §C.1.1): Content-Base, else
+// Content-Location, else the DESCRIBE URL.
+func baseURL(res *base.Response, u *base.URL) *base.URL {
+	for _, h := range []string{"Content-Base", "Content-Location"} {
+		if v := res.Header[h]; len(v) == 1 {
+			if b, err := base.ParseURL(v[0]); err == nil {
+				return b
+			}
+		}
+	}
+	return u
+}
 
 // Close ends the session and stops reconnecting. Safe to call more than once.
 func (s *Source) Close() error {

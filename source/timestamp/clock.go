@@ -8,11 +8,37 @@ import (
 // DefaultMaxJump is the Clock.MaxJump used when none is set.
 const DefaultMaxJump = 10 * time.Second
 
+// DefaultSustain is the Clock.Sustain used when none is set.
+const DefaultSustain = 3
+
+// Event tells what Convert made of a timestamp.
+type Event int
+
+// Events of Convert.
+const (
+	// EventNone: the timestamp follows the timeline.
+	EventNone Event = iota
+	// EventOutlier: the timestamp broke the timeline and was not (yet) confirmed by the ones
+	// after it. Its presentation time is interpolated from the arrival time, and the timeline
+	// stays where it was: when the next timestamps follow the old timeline, nothing moved.
+	EventOutlier
+	// EventJump: Sustain timestamps in a row agreed on a new timeline (a DVR that jumped by
+	// hours, a camera that restarted its counter): the clock re-anchored on it. Reported once
+	// per jump.
+	EventJump
+)
+
 // Clock converts the 32-bit media timestamps of one stream into a presentation time that starts at
 // zero and never jumps: wraparound (every 2^32 ticks, 13.25 h at 90 kHz) is unwrapped with serial
-// number arithmetic (RFC 1982), and a step larger than MaxJump that the local arrival times do not
-// explain (a DVR that jumps by hours, a camera that restarts its counter) is re-stamped from the
-// arrival times and counted.
+// number arithmetic (RFC 1982, as RFC 3550 §5.1 asks), and a step larger than MaxJump that the
+// local arrival times do not explain is either an outlier or a jump:
+//
+//   - an isolated timestamp far off (one packet of a camera's encoder gone wrong) is an
+//     outlier: it gets a presentation time interpolated from its arrival, and the timestamps
+//     after it continue the original timeline untouched;
+//   - Sustain timestamps in a row that agree among themselves but not with the timeline are a
+//     jump: the clock re-anchors, placing the first of them after the last good one by the
+//     arrival time that passed, so the repaired timeline never goes back.
 //
 // Steps smaller than MaxJump, backwards included, are kept as they are: B-frames make the
 // presentation time of consecutive access units go back and forth.
@@ -23,14 +49,25 @@ type Clock struct {
 	Rate int
 	// MaxJump bounds the step between two consecutive timestamps; 0 means DefaultMaxJump.
 	MaxJump time.Duration
+	// Sustain is the number of timestamps in a row off the timeline that make a jump rather
+	// than outliers; 0 means DefaultSustain.
+	Sustain int
 
 	maxJumpTicks int64
 	started      bool
 	rebase       bool
-	last         uint32
-	lastExt      int64 // ticks since the first timestamp, on the repaired timeline
+	last         uint32 // the last timestamp on the timeline
+	lastExt      int64  // its ticks since the first timestamp, on the repaired timeline
 	lastArrival  time.Time
-	jumps        uint64
+	cur          int64 // ticks of the last timestamp converted (an outlier's interpolation too)
+
+	cand        bool // timestamps off the timeline are being watched
+	candFirst   uint32
+	candLast    uint32
+	candArrival time.Time // arrival of candFirst
+	candN       int
+
+	jumps, outliers uint64
 }
 
 // Init checks the configuration. It returns an error when Rate is not positive.
@@ -41,41 +78,70 @@ func (c *Clock) Init() error {
 	if c.MaxJump <= 0 {
 		c.MaxJump = DefaultMaxJump
 	}
+	if c.Sustain <= 0 {
+		c.Sustain = DefaultSustain
+	}
 	c.maxJumpTicks = c.toTicks(c.MaxJump)
 	return nil
 }
 
 // Convert returns the presentation time of timestamp ts (in Rate ticks) received at arrival
-// (local time; monotonic readings preferred). jumped reports that ts broke the timeline and was
-// re-stamped.
-func (c *Clock) Convert(ts uint32, arrival time.Time) (pts time.Duration, jumped bool) {
+// (local time; monotonic readings preferred), and what it made of it.
+func (c *Clock) Convert(ts uint32, arrival time.Time) (pts time.Duration, ev Event) {
 	switch {
 	case !c.started:
 		c.started = true
-		c.lastExt = 0
+		c.accept(ts, 0, arrival)
 	case c.rebase:
-		c.lastExt += c.arrivalTicks(arrival)
+		c.accept(ts, c.lastExt+c.arrivalTicks(arrival.Sub(c.lastArrival)), arrival)
 	default:
 		step := int64(int32(ts - c.last))
-		if step > c.maxJumpTicks || step < -c.maxJumpTicks {
-			elapsed := c.arrivalTicks(arrival)
-			if d := step - elapsed; d > c.maxJumpTicks || d < -c.maxJumpTicks {
-				step = elapsed
-				jumped = true
-				c.jumps++
-			}
+		if c.near(step, arrival.Sub(c.lastArrival)) {
+			c.accept(ts, c.lastExt+step, arrival)
+			break
 		}
-		c.lastExt += step
+		if c.cand && c.near(int64(int32(ts-c.candLast)), 0) {
+			c.candN++
+			c.candLast = ts
+		} else {
+			c.cand, c.candFirst, c.candLast, c.candArrival, c.candN = true, ts, ts, arrival, 1
+		}
+		if c.candN >= c.Sustain {
+			// a new timeline: its first timestamp comes after the last good one by the
+			// arrival time that passed
+			first := c.lastExt + c.arrivalTicks(c.candArrival.Sub(c.lastArrival))
+			c.accept(ts, first+int64(int32(ts-c.candFirst)), arrival)
+			c.jumps++
+			ev = EventJump
+			break
+		}
+		c.cur = c.lastExt + c.arrivalTicks(arrival.Sub(c.lastArrival))
+		c.outliers++
+		ev = EventOutlier
 	}
 	c.rebase = false
-	c.last = ts
-	c.lastArrival = arrival
-	return Duration(c.lastExt, c.Rate), jumped
+	return Duration(c.cur, c.Rate), ev
+}
+
+// near reports that a step of the given ticks is on the timeline: within MaxJump, or explained
+// by the arrival time elapsed within MaxJump (a long silence).
+func (c *Clock) near(step int64, elapsed time.Duration) bool {
+	if step <= c.maxJumpTicks && step >= -c.maxJumpTicks {
+		return true
+	}
+	d := step - c.toTicks(elapsed)
+	return d <= c.maxJumpTicks && d >= -c.maxJumpTicks
+}
+
+// accept puts ts on the timeline at ext ticks.
+func (c *Clock) accept(ts uint32, ext int64, arrival time.Time) {
+	c.last, c.lastExt, c.cur, c.lastArrival = ts, ext, ext, arrival
+	c.cand = false
 }
 
 // Ticks returns the position of the last converted timestamp on the repaired timeline, in Rate
 // ticks since the first one.
-func (c *Clock) Ticks() int64 { return c.lastExt }
+func (c *Clock) Ticks() int64 { return c.cur }
 
 // Restart tells the clock that the next timestamp starts a new, unrelated timeline (a reconnect,
 // a new SSRC): it is placed after the last one by the arrival time that passed, and not counted
@@ -86,13 +152,15 @@ func (c *Clock) Restart() {
 	}
 }
 
+// Outliers returns how many timestamps were taken for outliers.
+func (c *Clock) Outliers() uint64 { return c.outliers }
+
 // Jumps returns how many timestamps were re-stamped.
 func (c *Clock) Jumps() uint64 { return c.jumps }
 
-// arrivalTicks is the arrival time elapsed since the last timestamp, in ticks, at least one tick
-// so that the repaired timeline keeps moving forward.
-func (c *Clock) arrivalTicks(arrival time.Time) int64 {
-	d := arrival.Sub(c.lastArrival)
+// arrivalTicks is an arrival time elapsed, in ticks, at least one tick so that the repaired
+// timeline keeps moving forward.
+func (c *Clock) arrivalTicks(d time.Duration) int64 {
 	if d > c.MaxJump {
 		// a long silence: keep it, it is what happened
 		return c.toTicks(d)

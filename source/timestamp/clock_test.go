@@ -10,7 +10,7 @@ type step struct {
 	arrival time.Duration // since t0
 	restart bool          // call Restart before this step
 	pts     time.Duration
-	jumped  bool
+	ev      Event
 }
 
 var clockCases = []struct {
@@ -36,14 +36,32 @@ var clockCases = []struct {
 	{"dvr jumps forward by an hour", []step{
 		{ts: 0, arrival: 0, pts: 0},
 		{ts: 3600, arrival: 40 * time.Millisecond, pts: 40 * time.Millisecond},
-		{ts: 3600 + 3600*90000, arrival: 80 * time.Millisecond, pts: 80 * time.Millisecond, jumped: true},
-		{ts: 7200 + 3600*90000, arrival: 120 * time.Millisecond, pts: 120 * time.Millisecond},
+		{ts: 3600 + 3600*90000, arrival: 80 * time.Millisecond, pts: 80 * time.Millisecond, ev: EventOutlier},
+		{ts: 7200 + 3600*90000, arrival: 120 * time.Millisecond, pts: 120 * time.Millisecond, ev: EventOutlier},
+		{ts: 10800 + 3600*90000, arrival: 160 * time.Millisecond, pts: 160 * time.Millisecond, ev: EventJump},
+		{ts: 14400 + 3600*90000, arrival: 200 * time.Millisecond, pts: 200 * time.Millisecond},
 	}},
 	{"counter goes back by a minute", []step{
 		{ts: 60 * 90000, arrival: 0, pts: 0},
 		{ts: 60*90000 + 3600, arrival: 40 * time.Millisecond, pts: 40 * time.Millisecond},
-		{ts: 100, arrival: 80 * time.Millisecond, pts: 80 * time.Millisecond, jumped: true},
-		{ts: 3700, arrival: 120 * time.Millisecond, pts: 120 * time.Millisecond},
+		{ts: 100, arrival: 80 * time.Millisecond, pts: 80 * time.Millisecond, ev: EventOutlier},
+		{ts: 3700, arrival: 120 * time.Millisecond, pts: 120 * time.Millisecond, ev: EventOutlier},
+		{ts: 7300, arrival: 160 * time.Millisecond, pts: 160 * time.Millisecond, ev: EventJump},
+		{ts: 10900, arrival: 200 * time.Millisecond, pts: 200 * time.Millisecond},
+	}},
+	{"one timestamp three hours off is an outlier", []step{
+		{ts: 1000, arrival: 0, pts: 0},
+		{ts: 1000 + 3*3600, arrival: 40 * time.Millisecond, pts: 120 * time.Millisecond},
+		{ts: 1000 + 3600 + 3*3600*90000, arrival: 80 * time.Millisecond, pts: 160 * time.Millisecond, ev: EventOutlier},
+		{ts: 1000 + 2*3600, arrival: 120 * time.Millisecond, pts: 80 * time.Millisecond},
+		{ts: 1000 + 6*3600, arrival: 160 * time.Millisecond, pts: 240 * time.Millisecond},
+	}},
+	{"two outliers that disagree are no jump", []step{
+		{ts: 0, arrival: 0, pts: 0},
+		{ts: 1 << 30, arrival: 40 * time.Millisecond, pts: 40 * time.Millisecond, ev: EventOutlier},
+		{ts: 1 << 31, arrival: 80 * time.Millisecond, pts: 80 * time.Millisecond, ev: EventOutlier},
+		{ts: 3 << 30, arrival: 120 * time.Millisecond, pts: 120 * time.Millisecond, ev: EventOutlier},
+		{ts: 4 * 3600, arrival: 160 * time.Millisecond, pts: 160 * time.Millisecond},
 	}},
 	{"a long silence that the timestamps explain is no jump", []step{
 		{ts: 0, arrival: 0, pts: 0},
@@ -75,11 +93,11 @@ func TestClock(t *testing.T) {
 				if s.restart {
 					c.Restart()
 				}
-				pts, jumped := c.Convert(s.ts, t0.Add(s.arrival))
-				if pts != s.pts || jumped != s.jumped {
-					t.Fatalf("step %d: got pts %v jumped %v, want %v %v", i, pts, jumped, s.pts, s.jumped)
+				pts, ev := c.Convert(s.ts, t0.Add(s.arrival))
+				if pts != s.pts || ev != s.ev {
+					t.Fatalf("step %d: got pts %v event %v, want %v %v", i, pts, ev, s.pts, s.ev)
 				}
-				if jumped {
+				if ev == EventJump {
 					jumps++
 				}
 			}

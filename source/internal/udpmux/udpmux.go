@@ -35,6 +35,9 @@ type Datagram struct {
 	At time.Time
 	// RTCP reports an RTCP packet (payload type 200-204 in the second byte).
 	RTCP bool
+	// Unmatched reports a packet of an SSRC that no subscriber of the port asked for, handed
+	// to the port's first subscriber so that it is counted and logged, not lost silently.
+	Unmatched bool
 }
 
 // Bytes returns the payload.
@@ -223,6 +226,7 @@ func (p *port) run() {
 
 func (p *port) route(b []byte, from netip.AddrPort, now time.Time) {
 	ssrc, rtcp, ok := classify(b)
+	unmatched := false
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	var s *Sub
@@ -238,10 +242,11 @@ func (p *port) route(b []byte, from netip.AddrPort, now time.Time) {
 		return
 	case p.subs[ssrc] != nil:
 		s = p.subs[ssrc]
-	default:
+	case p.any != nil:
 		s = p.any
-	}
-	if s == nil {
+	case len(p.all) > 0:
+		s, unmatched = p.all[0], true
+	default:
 		return
 	}
 	d := s.pool.Get()
@@ -250,7 +255,7 @@ func (p *port) route(b []byte, from netip.AddrPort, now time.Time) {
 		return
 	}
 	d.SetBytes(b)
-	d.From, d.At, d.RTCP = from, now, rtcp
+	d.From, d.At, d.RTCP, d.Unmatched = from, now, rtcp, unmatched
 	select {
 	case s.c <- d:
 	default:

@@ -48,6 +48,9 @@ func (p *Params) String(name string) string {
 	return vs[0]
 }
 
+// Peek returns parameter name without marking it used ("" when absent).
+func (p *Params) Peek(name string) string { return p.v.Get(name) }
+
 // Uint returns parameter name as a decimal number in [0, max] (def when absent).
 func (p *Params) Uint(name string, max, def uint64) uint64 {
 	s := p.String(name)

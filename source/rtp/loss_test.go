@@ -1,0 +1,124 @@
+package rtp
+
+import (
+	"context"
+
+	"errors"
+	"fmt"
+	"github.com/asticode/go-astiav"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vinfer/vinfer/codec"
+	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/internal/sourcetest"
+	"github.com/vinfer/vinfer/media"
+)
+
+// frameCounter decodes access units twice: as FFmpeg's command line does (pictures with
+// concealed errors included) and as vinfer's pipeline does by default (those dropped).
+type frameCounter struct {
+	all, clean *codec.Decoder
+	All, Clean int
+}
+
+func newFrameCounter(t *testing.T, c media.Codec) *frameCounter {
+	t.Helper()
+	fc := &frameCounter{all: &codec.Decoder{Codec: c, OutputCorrupt: true}, clean: &codec.Decoder{Codec: c}}
+	for _, d := range []*codec.Decoder{fc.all, fc.clean} {
+		if err := d.Init(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+	}
+	return fc
+}
+
+func (fc *frameCounter) decode(t *testing.T, au *media.AccessUnit) {
+	t.Helper()
+	ctx := context.Background()
+	for _, x := range []struct {
+		d *codec.Decoder
+		n *int
+	}{{fc.all, &fc.All}, {fc.clean, &fc.Clean}} {
+		emit := func(f *frame.Frame) error { *x.n++; f.Release(); return nil }
+		var err error
+		if au == nil {
+			err = x.d.Flush(ctx, emit)
+		} else {
+			err = x.d.Decode(ctx, au, emit)
+		}
+		if err != nil && !errors.Is(err, codec.ErrCorrupt) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSourceLossVsFFmpeg sends a clip with FFmpeg through a relay that drops packets at
+// random, 2% and 10%, once to FFmpeg's own RTP receiver and once to a Source, with the same
+// loss pattern (same seed, same packets): the Source must decode at least 80% of the frames
+// FFmpeg decodes, and must not stall or reset while packets arrive. The figures go to
+// docs/live.md.
+func TestSourceLossVsFFmpeg(t *testing.T) {
+	astiav.SetLogLevel(astiav.LogLevelQuiet) // concealment reports
+	defer astiav.SetLogLevel(astiav.LogLevelError)
+	name := clips[0]
+	path := sourcetest.Asset(t, name)
+	sdp := sourcetest.FFmpegSDP(t, path)
+	const readrate = 3
+	for _, loss := range []float64{0.02, 0.10} {
+		t.Run(fmt.Sprintf("%.0f%%", loss*100), func(t *testing.T) {
+			// FFmpeg
+			port := sourcetest.UDPPortPair(t)
+			ff := sourcetest.FFmpegReceive(t, sourcetest.ReceiverSDP(t, sdp, port), port)
+			relay := sourcetest.NewRelay(t, 0, fmt.Sprintf("127.0.0.1:%d", port), loss, 2026)
+			snd := sourcetest.FFmpegRTP(t, path, relay.Port(), readrate)
+			if out, err := snd.Wait(5 * time.Minute); err != nil {
+				t.Fatalf("sender: %v %s", err, out)
+			}
+			ffFrames := ff.Stop(3 * time.Second)
+			ffDropped := relay.Dropped.Load()
+
+			// vinfer
+			port = sourcetest.UDPPortPair(t)
+			src := &Source{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), SDPFile: sdp, RTCPAddr: "none"}
+			if err := src.Init(); err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			relay = sourcetest.NewRelay(t, 0, fmt.Sprintf("127.0.0.1:%d", port), loss, 2026)
+			snd = sourcetest.FFmpegRTP(t, path, relay.Port(), readrate)
+			fc := newFrameCounter(t, media.CodecH264)
+			sent := make(chan struct{})
+			go func() { snd.Wait(5 * time.Minute); close(sent) }() //nolint:errcheck
+			aus := 0
+			for {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				au, err := src.Read(ctx)
+				cancel()
+				if err != nil {
+					select {
+					case <-sent:
+					default:
+						continue // a loaded machine: the sender is still going
+					}
+					break
+				}
+				aus++
+				fc.decode(t, au)
+			}
+			fc.decode(t, nil)
+			st := src.Stats()
+			t.Logf("loss %.0f%%: ffmpeg decoded %d frames (relay dropped %d packets); vinfer: %d access units, %d frames decoded (%d without concealment), relay dropped %d; stats %+v",
+				loss*100, ffFrames, ffDropped, aus, fc.All, fc.Clean, relay.Dropped.Load(), st)
+			t.Logf("reference: %s", strings.Join(ff.Args, " "))
+			if fc.All*10 < ffFrames*8 {
+				t.Fatalf("decoded %d frames, FFmpeg %d: less than 80%%", fc.All, ffFrames)
+			}
+			if st.Watchdog != 0 || st.Damaged == 0 || st.Lost == 0 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}
