@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -92,7 +93,7 @@ func TestLongNameSSRF(t *testing.T) {
 		if strings.Contains(src, long) && code != http.StatusBadRequest {
 			t.Errorf("%.40s: %d, want 400 (name too long): %s", src, code, b)
 		}
-		if strings.Contains(b, "418") || strings.Contains(b, "Teapot") {
+		if status418.MatchString(b) || strings.Contains(b, "Teapot") { // not a port such as 34189
 			t.Errorf("the answer tells the remote status: %s", b)
 		}
 	}
@@ -248,3 +249,5 @@ func TestTrickledBody(t *testing.T) {
 		t.Fatalf("trickled body: %s, want 408", resp.Status)
 	}
 }
+
+var status418 = regexp.MustCompile(`(^|[^0-9])418([^0-9]|$)`)
