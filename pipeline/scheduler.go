@@ -65,7 +65,9 @@ func (s *scheduler) sweep(dst []item) []item {
 }
 
 // collect returns the next batch (1…maxBatch items) appended to dst[:0]. It returns nil when ctx
-// ends. timer is the caller's reusable timer.
+// ends before a first item arrived; a partial batch already collected when ctx ends is returned
+// (the worker infers it: nothing taken from a queue is lost). timer is the caller's reusable
+// timer.
 func (s *scheduler) collect(ctx context.Context, dst []item, timer *time.Timer) []item {
 	dst = dst[:0]
 	for len(dst) == 0 {
