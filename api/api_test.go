@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"image"
 	"image/jpeg"
 	"net/http"
@@ -136,12 +137,12 @@ func TestStreamLifecycle(t *testing.T) {
 		// Frames from one-by-one-person-detection show a person most of the time; take a few
 		// snapshots until one has a person box drawn.
 		var boxed, bare image.Image
+		testutil.Eventually(t, 60*time.Second, "a decoded frame to snapshot", func() bool {
+			resp, _ := e.do("GET", "/api/streams/office/snapshot.jpg?boxes=0", "")
+			return resp.StatusCode != 503
+		})
 		for i := 0; i < 100 && boxed == nil; i++ {
 			resp, b := e.do("GET", "/api/streams/office/snapshot.jpg", "")
-			if resp.StatusCode == 503 && i < 50 { // no frame decoded yet
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
 			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/jpeg" {
 				t.Fatalf("snapshot: %s %q: %s", resp.Status, resp.Header.Get("Content-Type"), b)
 			}
@@ -186,7 +187,7 @@ func TestStreamLifecycle(t *testing.T) {
 		if !m.Loaded || m.Loads != 2 || m.Family != "yolox" || m.Input == nil || len(m.Streams) != 1 {
 			t.Fatalf("reloaded model: %+v", m)
 		}
-		waitFor(t, "inference on the reloaded model", 30*time.Second, func() bool { return inferred(e, "office") > before+5 })
+		testutil.Eventually(t, 30*time.Second, "inference on the reloaded model", func() bool { return inferred(e, "office") > before+5 })
 	})
 
 	t.Run("Health", func(t *testing.T) {
@@ -270,7 +271,7 @@ func TestBadRequests(t *testing.T) {
 	e := start(t, token)
 	video := asset(t, "videos/car-detection.mp4")
 	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cars","source":%q,"loop":true}`, video), 201, nil) // model defaults to the only one
-	waitFor(t, "first inferred frames", 30*time.Second, func() bool { return inferred(e, "cars") > 0 })
+	testutil.Eventually(t, 30*time.Second, "first inferred frames", func() bool { return inferred(e, "cars") > 0 })
 	before := inferred(e, "cars")
 
 	for _, c := range []struct {
@@ -337,7 +338,7 @@ func TestBadRequests(t *testing.T) {
 	if v.State != "running" || v.Error != "" {
 		t.Fatalf("the running stream was disturbed: %+v", v)
 	}
-	waitFor(t, "the running stream to go on", 30*time.Second, func() bool { return inferred(e, "cars") > before+10 })
+	testutil.Eventually(t, 30*time.Second, "the running stream to go on", func() bool { return inferred(e, "cars") > before+10 })
 	if v.Dropped["decode_error"] != 0 || v.Dropped["infer_error"] != 0 {
 		t.Fatalf("errors on the running stream: %v", v.Dropped)
 	}
@@ -355,7 +356,11 @@ func TestCredentialsRedacted(t *testing.T) {
 	}
 	// The camera does not answer (nothing listens on port 1): the source keeps retrying and
 	// logs its failures meanwhile.
-	time.Sleep(1500 * time.Millisecond)
+	testutil.Eventually(t, 30*time.Second, "a failed connection attempt", func() bool {
+		var v api.StreamView
+		e.want("GET", "/api/streams/cam", "", 200, &v)
+		return v.SourceStats != nil && v.SourceStats.ConnectFailures > 0
+	})
 	var all []byte
 	for _, p := range []string{"/api/streams", "/api/streams/cam", "/readyz", "/metrics", "/debug/vars"} {
 		_, b := e.do("GET", p, "")

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vinfer/vinfer/api"
 	"github.com/vinfer/vinfer/app"
@@ -128,18 +127,6 @@ func (e *env) want(method, path, body string, code int, v any) []byte {
 		}
 	}
 	return b
-}
-
-// waitFor polls cond every 50 ms until it holds or the timeout passes.
-func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // artifact writes a test artifact (screenshot, snapshot) under $VINFER_TEST_ARTIFACTS, default

@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"image/jpeg"
 	"net/http"
 	"os/exec"
@@ -43,7 +44,7 @@ func TestSnapshotMemory(t *testing.T) {
 	}
 	e := startWith(t, "", func(c *config.Config) { c.Dir = dir }, nil)
 	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"big","source":%q,"loop":true}`, clip), 201, nil)
-	waitFor(t, "a decoded 8K frame", 120*time.Second, func() bool {
+	testutil.Eventually(t, 120*time.Second, "a decoded 8K frame", func() bool {
 		resp, _ := e.do("GET", "/api/streams/big/snapshot.jpg?wait=0&boxes=0", "")
 		return resp.StatusCode == 200
 	})

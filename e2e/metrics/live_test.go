@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"fmt"
+	dto "github.com/prometheus/client_model/go"
 	"io"
 	"log/slog"
 	"net"
@@ -101,9 +102,12 @@ func TestLiveSourceMetrics(t *testing.T) {
 	if out, err := send.CombinedOutput(); err != nil {
 		t.Fatalf("ffmpeg: %v\n%s", err, out)
 	}
-	time.Sleep(500 * time.Millisecond) // the last packets reach the source
-
-	fams := scrape(t, srv.URL)
+	var fams map[string]*dto.MetricFamily
+	testutil.Eventually(t, 30*time.Second, "the relayed packets counted by the source", func() bool {
+		fams = scrape(t, srv.URL)
+		n, _ := value(fams, "vinfer_rtp_packets_total", map[string]string{"stream": "rtp"})
+		return n >= float64(relay.passed.Load())
+	})
 	rtpStream := map[string]string{"stream": "rtp"}
 	packets, _ := value(fams, "vinfer_rtp_packets_total", rtpStream)
 	lost, _ := value(fams, "vinfer_rtp_packets_lost_total", rtpStream)

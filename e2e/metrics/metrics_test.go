@@ -158,12 +158,11 @@ func TestKnownRun(t *testing.T) {
 	}
 	// The hooks run on the pipeline's output goroutine, after the stream counters: give the
 	// last results time to reach them.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	testutil.Eventually(t, 30*time.Second, "every inferred frame in the latency histogram", func() bool {
 		fams = scrape(t, srv.URL)
-		if n, _ := value(fams, "vinfer_stream_latency_seconds", map[string]string{"stream": "cars"}); n >= inferred || time.Now().After(deadline) {
-			break
-		}
-	}
+		n, _ := value(fams, "vinfer_stream_latency_seconds", map[string]string{"stream": "cars"})
+		return n >= inferred
+	})
 	stream := map[string]string{"stream": "cars"}
 	for _, c := range []struct {
 		name   string

@@ -165,11 +165,19 @@ func TestStopDrainsAndReleases(t *testing.T) {
 	a, _, logs := start(t, 0,
 		config.Stream{ID: "loop1", Source: v, Loop: true},
 		config.Stream{ID: "loop2", Source: v, Loop: true, Drop: config.DropOldest})
-	time.Sleep(1500 * time.Millisecond)
+	inferred := func(id string) int64 {
+		st, _ := a.Pipeline.Stream(id)
+		if st.Stats == nil {
+			return 0
+		}
+		return st.Stats.Inferred.Load()
+	}
+	testutil.Eventually(t, 60*time.Second, "both streams inferring", func() bool { return inferred("loop1") > 10 && inferred("loop2") > 10 })
 	if err := a.RemoveStream("loop2"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	n := inferred("loop1")
+	testutil.Eventually(t, 60*time.Second, "loop1 going on after loop2 left", func() bool { return inferred("loop1") > n+5 })
 	streams := a.Pipeline.Streams()
 	if err := a.Stop(); err != nil {
 		t.Fatal(err)

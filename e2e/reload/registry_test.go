@@ -124,16 +124,6 @@ func replace(t *testing.T, path string, data []byte) {
 	}
 }
 
-// waitFor polls cond every 10 ms up to limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(limit); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("after %v: %s", limit, what)
-		}
-	}
-}
-
 // TestConcurrentFirstUseLoadsOnce: many callers asking for a cold model at once share one
 // load, through the registry and through streams added at once.
 func TestConcurrentFirstUseLoadsOnce(t *testing.T) {
@@ -287,7 +277,7 @@ func TestBadReplacementKeepsServing(t *testing.T) {
 				t.Fatalf("the failed reload replaced the serving model (loads %d)", e.Loads())
 			}
 			n := rec.count("loop")
-			waitFor(t, 20*time.Second, "no results after the failed reload", func() bool { return rec.count("loop") > n+5 })
+			testutil.Eventually(t, 20*time.Second, "no results after the failed reload", func() bool { return rec.count("loop") > n+5 })
 			t.Logf("error: %s", e.LastError())
 		})
 	}
@@ -355,22 +345,22 @@ func TestWatchReloadsChangedFile(t *testing.T) {
 		time.Sleep(40 * time.Millisecond)
 	}
 	f.Close()
-	waitFor(t, 10*time.Second, "the rewritten file was not reloaded", func() bool { return e.Loads() == 2 })
+	testutil.Eventually(t, 10*time.Second, "the rewritten file was not reloaded", func() bool { return e.Loads() == 2 })
 	if e.Failures() != 0 || e.Current().SHA256 != sum(newer) {
 		t.Fatalf("failures %d (%s), serving sha256 %s, want %s", e.Failures(), e.LastError(), e.Current().SHA256, sum(newer))
 	}
 
 	replace(t, path, []byte("this is not a model"))
-	waitFor(t, 10*time.Second, "the damaged file was not tried", func() bool { return e.Failures() == 1 })
-	time.Sleep(5 * interval)
+	testutil.Eventually(t, 10*time.Second, "the damaged file was not tried", func() bool { return e.Failures() == 1 })
+	time.Sleep(5 * interval) // a negative check: the damaged file is not retried on every poll
 	if e.Failures() != 1 || e.Loads() != 2 || !strings.Contains(e.LastError(), "not a valid ONNX model") {
 		t.Fatalf("failures %d loads %d LastError %q: want one failure, the old model serving", e.Failures(), e.Loads(), e.LastError())
 	}
 	n := rec.count("loop")
-	waitFor(t, 20*time.Second, "no results while the damaged file is there", func() bool { return rec.count("loop") > n+5 })
+	testutil.Eventually(t, 20*time.Second, "no results while the damaged file is there", func() bool { return rec.count("loop") > n+5 })
 
 	replace(t, path, orig)
-	waitFor(t, 10*time.Second, "the restored file was not reloaded", func() bool { return e.Loads() == 3 })
+	testutil.Eventually(t, 10*time.Second, "the restored file was not reloaded", func() bool { return e.Loads() == 3 })
 	if e.LastError() != "" || e.Current().SHA256 != sum(orig) {
 		t.Fatalf("LastError %q, sha256 %s", e.LastError(), e.Current().SHA256)
 	}
@@ -403,7 +393,7 @@ type memSample struct {
 // in use, the Go heap in use and the thread count.
 func memory(t *testing.T, r *model.Registry) memSample {
 	t.Helper()
-	waitFor(t, 10*time.Second, "a retired version stays pinned", func() bool { return r.Versions() == 1 })
+	testutil.Eventually(t, 10*time.Second, "a retired version stays pinned", func() bool { return r.Versions() == 1 })
 	runtime.GC()
 	memstat.Trim()
 	rss, err := memstat.RSS()

@@ -139,13 +139,12 @@ func TestMixedSources(t *testing.T) {
 	// what makes the test fast where the machine is not.
 	waitFor := func(what string, timeout time.Duration, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(timeout)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within %v; streams:%s\nlogs:\n%s", what, timeout, describe(), logs.String())
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("streams:%s\nlogs:\n%s", describe(), logs.String())
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		})
+		testutil.Eventually(t, timeout, what, cond)
 	}
 	const minResults = 25 // 2 s of a live stream: the first key frame and a stretch after it
 	waitFor("every stream infers", 90*time.Second, func() bool {

@@ -26,18 +26,6 @@ func openLogged(t *testing.T, s *Source, logs *testutil.LogBuffer) *Source {
 	return s
 }
 
-// waitFor polls cond until it holds, failing the test after a generous timeout.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestWrongSSRC sends with an SSRC other than the configured one: nothing is delivered, but the
 // packets are counted, logged once with their SSRC and address, and the state says so.
 func TestWrongSSRC(t *testing.T) {
@@ -47,7 +35,7 @@ func TestWrongSSRC(t *testing.T) {
 	snd := sourcetest.NewUDPSender(t, src.Addr().String())
 	pkts := c.Packetize(t, 0, 40, 96, 0x2222, 0, 0, true)
 	snd.Send(t, pkts, time.Millisecond)
-	waitFor(t, "foreign packets counted", func() bool { return src.Stats().Foreign == uint64(len(pkts)) })
+	testutil.Eventually(t, 60*time.Second, "foreign packets counted", func() bool { return src.Stats().Foreign == uint64(len(pkts)) })
 	st := src.Stats()
 	if st.Packets != 0 || st.AccessUnits != 0 || st.State != live.StateConnecting || !strings.Contains(st.Hint, "0x00002222") ||
 		!strings.Contains(st.Hint, snd.Addr().String()) {
