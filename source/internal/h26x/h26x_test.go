@@ -143,6 +143,13 @@ var builderCases = []struct {
 		key:   []bool{true}, inserted: []bool{false}, missingPS: []bool{true},
 	},
 	{
+		name:  "two different SPS in one access unit are both in NALUs",
+		codec: media.CodecH264,
+		aus:   [][][]byte{{sps264, {0x67, 0x42, 0xC0, 0x1F, 0xDB}, pps264, idr264}},
+		want:  [][]byte{annexB(sps264, []byte{0x67, 0x42, 0xC0, 0x1F, 0xDB}, pps264, idr264)},
+		key:   []bool{true}, inserted: []bool{false}, missingPS: []bool{false},
+	},
+	{
 		name:  "H.265 VPS/SPS/PPS",
 		codec: media.CodecH265, sdp: [][]byte{vps265, sps265, pps265},
 		aus:  [][][]byte{{cra265}, {trl265}, {vps265, sps265, pps265, idr265}},
