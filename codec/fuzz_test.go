@@ -8,16 +8,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asticode/go-astiav"
+
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source/file"
 )
 
+// quietFFmpeg silences FFmpeg's log for the rest of f: fuzzed input makes it complain at every
+// execution.
+func quietFFmpeg(f *testing.F) {
+	level := astiav.GetLogLevel()
+	astiav.SetLogLevel(astiav.LogLevelQuiet)
+	f.Cleanup(func() { astiav.SetLogLevel(level) })
+}
+
 // FuzzDecode feeds arbitrary bytes to an H.264 decoder after the first GOP of a real clip, as a
 // damaged or hostile stream would: Decode may report ErrCorrupt but never another error, never
 // panics, and every frame it emits has planes that cover the picture.
 func FuzzDecode(f *testing.F) {
+	quietFFmpeg(f)
 	info, aus := accessUnits(f, asset(f, "videos/car-detection.mp4"))
 	for _, au := range aus[:6] {
 		f.Add(au.Data, au.Key)
@@ -103,6 +114,7 @@ func unitsInput(sel byte, aus []media.AccessUnit) []byte {
 // nothing but ErrCorrupt, every frame has planes that cover the picture, and Close finds no
 // frame left unreleased.
 func FuzzDecodeUnits(f *testing.F) {
+	quietFFmpeg(f)
 	prefix := map[media.Codec]media.AccessUnit{}
 	for _, clip := range []string{"videos/one-by-one-person-detection.mp4", "videos/person-bicycle-car_hevc.mp4"} {
 		info, aus := firstAccessUnits(f, asset(f, clip), 6)

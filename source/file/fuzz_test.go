@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asticode/go-astiav"
+
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source/internal/sourcetest"
 )
@@ -17,12 +19,21 @@ import (
 // fuzzHang is how long one FuzzRead input may take before it counts as a hang.
 const fuzzHang = 30 * time.Second
 
+// quietFFmpeg silences FFmpeg's log for the rest of f: fuzzed input makes it complain at every
+// execution.
+func quietFFmpeg(f *testing.F) {
+	level := astiav.GetLogLevel()
+	astiav.SetLogLevel(astiav.LogLevelQuiet)
+	f.Cleanup(func() { astiav.SetLogLevel(level) })
+}
+
 // FuzzRead opens arbitrary bytes as a file, once or looping, and reads up to 200 access units
 // under a deadline (seeded with tiny clips in every container, cut and damaged copies of them,
 // and the first 4 KB of the bundled clips): Init and Read fail with a "file ..." error, io.EOF
 // or the deadline, or deliver non-empty access units of the stream's codec; nothing panics or
 // hangs.
 func FuzzRead(f *testing.F) {
+	quietFFmpeg(f)
 	clips, err := filepath.Glob("testdata/clips/*")
 	if err != nil || len(clips) == 0 {
 		f.Fatalf("no clips in testdata/clips: %v", err)
