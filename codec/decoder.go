@@ -222,18 +222,26 @@ func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*f
 }
 
 // Flush drains the frames the decoder still holds at the end of the stream and emits them.
-// The decoder is then reset: it can decode a new stream, from a key frame.
+// The decoder is then reset: it can decode a new stream, from a key frame. Errors are those of
+// Decode: wrapping ErrCorrupt when a picture was lost.
 func (d *Decoder) Flush(ctx context.Context, emit func(*frame.Frame) error) error {
 	if d.cc == nil {
 		return errors.New("codec: Flush before Init or after Close")
 	}
+	var lost error
 	if _, err := ffmpeg.SendPacket(d.cc, d.pkt, nil, 0, 0, 0); err != nil {
-		return fmt.Errorf("codec: draining the decoder: %w", err)
+		// FFmpeg took the end-of-stream marker and reports a failure to decode data sent
+		// before it (with frame threading); the pictures it still holds come out below
+		d.stats.Rejected++
+		lost = &DecodeError{PTS: -1, Reason: "decoding failed while draining", Err: err}
 	}
 	err := d.receive(ctx, emit)
 	ffmpeg.FlushDecoder(d.cc)
 	d.synced = false
-	return err
+	if err != nil {
+		return err
+	}
+	return lost
 }
 
 // receive emits every picture the decoder has ready. A picture that cannot be used (decode

@@ -131,7 +131,12 @@ func (b *Builder) Finish() (u Unit, ok bool) {
 		nalu, n = NextNALU(n)
 		switch k := Classify(b.Codec, nalu); k {
 		case KindVPS, KindSPS, KindPPS:
-			nalu = b.ps[k] // same bytes, in storage that outlives the access unit
+			// same bytes, in storage that outlives the access unit; a copy when the unit held
+			// two different sets of a kind, or a set with trailing zeros or a start code in it
+			if !bytes.Equal(nalu, b.ps[k]) {
+				b.ps[k] = bytes.Clone(nalu)
+			}
+			nalu = b.ps[k]
 		}
 		if len(nalu) > 0 {
 			b.nalus = append(b.nalus, nalu)

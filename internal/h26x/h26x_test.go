@@ -60,20 +60,22 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+var nextNALUCases = []struct {
+	name string
+	in   []byte
+	want [][]byte
+}{
+	{"4-byte start codes", annexB(sps264, pps264, idr264), [][]byte{sps264, pps264, idr264}},
+	{"3-byte start codes and trailing zeros", []byte{0, 0, 1, 0x09, 0xF0, 0, 0, 0, 1, 0x41, 0x9A, 0, 0}, [][]byte{aud264, {0x41, 0x9A}}},
+	{"leading zero bytes", []byte{0, 0, 0, 0, 0, 1, 0x65, 1, 0, 0, 1, 0x41}, [][]byte{{0x65, 1}, {0x41}}},
+	{"no start code", []byte{0x41, 0x9A, 0, 0, 1, 0x65}, [][]byte{{0x41, 0x9A}, {0x65}}},
+	{"emulation prevention is kept", annexB([]byte{0x65, 0, 0, 3, 1, 2}), [][]byte{{0x65, 0, 0, 3, 1, 2}}},
+	{"empty", nil, nil},
+	{"only zeros", []byte{0, 0, 0, 0}, nil},
+}
+
 func TestNextNALU(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		in   []byte
-		want [][]byte
-	}{
-		{"4-byte start codes", annexB(sps264, pps264, idr264), [][]byte{sps264, pps264, idr264}},
-		{"3-byte start codes and trailing zeros", []byte{0, 0, 1, 0x09, 0xF0, 0, 0, 0, 1, 0x41, 0x9A, 0, 0}, [][]byte{aud264, {0x41, 0x9A}}},
-		{"leading zero bytes", []byte{0, 0, 0, 0, 0, 1, 0x65, 1, 0, 0, 1, 0x41}, [][]byte{{0x65, 1}, {0x41}}},
-		{"no start code", []byte{0x41, 0x9A, 0, 0, 1, 0x65}, [][]byte{{0x41, 0x9A}, {0x65}}},
-		{"emulation prevention is kept", annexB([]byte{0x65, 0, 0, 3, 1, 2}), [][]byte{{0x65, 0, 0, 3, 1, 2}}},
-		{"empty", nil, nil},
-		{"only zeros", []byte{0, 0, 0, 0}, nil},
-	} {
+	for _, tc := range nextNALUCases {
 		t.Run(tc.name, func(t *testing.T) {
 			var got [][]byte
 			for b := tc.in; len(b) > 0; {
@@ -95,60 +97,69 @@ func TestNextNALU(t *testing.T) {
 	}
 }
 
+var builderCases = []struct {
+	name      string
+	codec     media.Codec
+	sdp       [][]byte   // out-of-band parameter sets
+	aus       [][][]byte // NAL units added per access unit
+	want      [][]byte   // expected Data per access unit (nil: no unit)
+	key       []bool
+	inserted  []bool
+	missingPS []bool
+}{
+	{
+		name:  "in-band parameter sets are kept as they are",
+		codec: media.CodecH264,
+		aus:   [][][]byte{{aud264, sps264, pps264, sei264, idr264}, {p264}},
+		want:  [][]byte{annexB(aud264, sps264, pps264, sei264, idr264), annexB(p264)},
+		key:   []bool{true, false}, inserted: []bool{false, false}, missingPS: []bool{false, false},
+	},
+	{
+		name:  "SDP parameter sets go before the first slice of each key frame",
+		codec: media.CodecH264, sdp: [][]byte{sps264, pps264},
+		aus:  [][][]byte{{aud264, sei264, idr264, idr264}, {p264}, {idr264}},
+		want: [][]byte{annexB(aud264, sei264, sps264, pps264, idr264, idr264), annexB(p264), annexB(sps264, pps264, idr264)},
+		key:  []bool{true, false, true}, inserted: []bool{true, false, true}, missingPS: []bool{false, false, false},
+	},
+	{
+		name:  "a missing PPS is inserted after the in-band SPS",
+		codec: media.CodecH264, sdp: [][]byte{pps264},
+		aus:  [][][]byte{{sps264, idr264}},
+		want: [][]byte{annexB(sps264, pps264, idr264)},
+		key:  []bool{true}, inserted: []bool{true}, missingPS: []bool{false},
+	},
+	{
+		name:  "parameter sets sent apart are remembered for the next key frame",
+		codec: media.CodecH264,
+		aus:   [][][]byte{{sps264, pps264}, {idr264}},
+		want:  [][]byte{nil, annexB(sps264, pps264, idr264)},
+		key:   []bool{false, true}, inserted: []bool{false, true}, missingPS: []bool{false, false},
+	},
+	{
+		name:  "a key frame without any known parameter set is flagged",
+		codec: media.CodecH264,
+		aus:   [][][]byte{{idr264}},
+		want:  [][]byte{annexB(idr264)},
+		key:   []bool{true}, inserted: []bool{false}, missingPS: []bool{true},
+	},
+	{
+		name:  "two different SPS in one access unit are both in NALUs",
+		codec: media.CodecH264,
+		aus:   [][][]byte{{sps264, {0x67, 0x42, 0xC0, 0x1F, 0xDB}, pps264, idr264}},
+		want:  [][]byte{annexB(sps264, []byte{0x67, 0x42, 0xC0, 0x1F, 0xDB}, pps264, idr264)},
+		key:   []bool{true}, inserted: []bool{false}, missingPS: []bool{false},
+	},
+	{
+		name:  "H.265 VPS/SPS/PPS",
+		codec: media.CodecH265, sdp: [][]byte{vps265, sps265, pps265},
+		aus:  [][][]byte{{cra265}, {trl265}, {vps265, sps265, pps265, idr265}},
+		want: [][]byte{annexB(vps265, sps265, pps265, cra265), annexB(trl265), annexB(vps265, sps265, pps265, idr265)},
+		key:  []bool{true, false, true}, inserted: []bool{true, false, false}, missingPS: []bool{false, false, false},
+	},
+}
+
 func TestBuilder(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		codec     media.Codec
-		sdp       [][]byte   // out-of-band parameter sets
-		aus       [][][]byte // NAL units added per access unit
-		want      [][]byte   // expected Data per access unit (nil: no unit)
-		key       []bool
-		inserted  []bool
-		missingPS []bool
-	}{
-		{
-			name:  "in-band parameter sets are kept as they are",
-			codec: media.CodecH264,
-			aus:   [][][]byte{{aud264, sps264, pps264, sei264, idr264}, {p264}},
-			want:  [][]byte{annexB(aud264, sps264, pps264, sei264, idr264), annexB(p264)},
-			key:   []bool{true, false}, inserted: []bool{false, false}, missingPS: []bool{false, false},
-		},
-		{
-			name:  "SDP parameter sets go before the first slice of each key frame",
-			codec: media.CodecH264, sdp: [][]byte{sps264, pps264},
-			aus:  [][][]byte{{aud264, sei264, idr264, idr264}, {p264}, {idr264}},
-			want: [][]byte{annexB(aud264, sei264, sps264, pps264, idr264, idr264), annexB(p264), annexB(sps264, pps264, idr264)},
-			key:  []bool{true, false, true}, inserted: []bool{true, false, true}, missingPS: []bool{false, false, false},
-		},
-		{
-			name:  "a missing PPS is inserted after the in-band SPS",
-			codec: media.CodecH264, sdp: [][]byte{pps264},
-			aus:  [][][]byte{{sps264, idr264}},
-			want: [][]byte{annexB(sps264, pps264, idr264)},
-			key:  []bool{true}, inserted: []bool{true}, missingPS: []bool{false},
-		},
-		{
-			name:  "parameter sets sent apart are remembered for the next key frame",
-			codec: media.CodecH264,
-			aus:   [][][]byte{{sps264, pps264}, {idr264}},
-			want:  [][]byte{nil, annexB(sps264, pps264, idr264)},
-			key:   []bool{false, true}, inserted: []bool{false, true}, missingPS: []bool{false, false},
-		},
-		{
-			name:  "a key frame without any known parameter set is flagged",
-			codec: media.CodecH264,
-			aus:   [][][]byte{{idr264}},
-			want:  [][]byte{annexB(idr264)},
-			key:   []bool{true}, inserted: []bool{false}, missingPS: []bool{true},
-		},
-		{
-			name:  "H.265 VPS/SPS/PPS",
-			codec: media.CodecH265, sdp: [][]byte{vps265, sps265, pps265},
-			aus:  [][][]byte{{cra265}, {trl265}, {vps265, sps265, pps265, idr265}},
-			want: [][]byte{annexB(vps265, sps265, pps265, cra265), annexB(trl265), annexB(vps265, sps265, pps265, idr265)},
-			key:  []bool{true, false, true}, inserted: []bool{true, false, false}, missingPS: []bool{false, false, false},
-		},
-	} {
+	for _, tc := range builderCases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := Builder{Codec: tc.codec}
 			for _, ps := range tc.sdp {
