@@ -104,7 +104,13 @@ func (s *stream) loop(ctx context.Context) error {
 				return errors.New("source ended before its first access unit")
 			}
 			s.decStart = time.Now()
-			return s.dec.Flush(ctx, emit)
+			if err := s.dec.Flush(ctx, emit); err != nil && ctx.Err() == nil {
+				// The decoder reports a damaged last access unit when it drains: a decode
+				// error like any other, not a failed stream.
+				s.stats.Dropped[DropDecodeError].Add(1)
+				s.p.debugf("stream %s: end of stream: %v", s.cfg.ID, err)
+			}
+			return ctx.Err()
 		}
 		if err != nil {
 			if ctx.Err() != nil {
