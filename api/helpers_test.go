@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"github.com/vinfer/vinfer/internal/apptest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -57,7 +58,7 @@ func startWith(t testing.TB, token string, adjustConfig func(*config.Config), ad
 	if adjustConfig != nil {
 		adjustConfig(cfg)
 	}
-	a := mustApp(t, cfg, app.Options{
+	a := apptest.MustApp(t, cfg, app.Options{
 		Log: log, KeepLatest: true, Observer: mx})
 	if err := a.Registry.Preload(false); err != nil {
 		a.Stop()

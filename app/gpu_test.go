@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"errors"
+	"github.com/vinfer/vinfer/internal/apptest"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func newApp(t *testing.T, models []config.Model, sinks ...sink.Sink) (*app.App, 
 	frame.SetDebug(true)
 	t.Cleanup(func() { frame.SetDebug(false) })
 	logs := &testutil.LogBuffer{}
-	a := mustApp(t, &config.Config{Models: models}, app.Options{Sinks: sinks,
+	a := apptest.MustApp(t, &config.Config{Models: models}, app.Options{Sinks: sinks,
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	return a, logs
 }

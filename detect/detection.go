@@ -1,8 +1,8 @@
 package detect
 
 import (
+	"github.com/vinfer/vinfer/internal/jsonenc"
 	"strconv"
-	"unicode/utf8"
 )
 
 // Detection is one detected object.
@@ -28,15 +28,15 @@ func (d Detection) AppendJSON(b []byte) []byte {
 	b = append(b, `{"class_id":`...)
 	b = strconv.AppendInt(b, int64(d.ClassID), 10)
 	b = append(b, `,"label":`...)
-	b = appendJSONString(b, d.Label)
+	b = jsonenc.String(b, d.Label)
 	b = append(b, `,"score":`...)
-	b = appendNumber(b, d.Score, 4)
+	b = jsonenc.Float32(b, d.Score, 4)
 	b = append(b, `,"box":[`...)
 	for i, v := range d.Box {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendNumber(b, v, 1)
+		b = jsonenc.Float32(b, v, 1)
 	}
 	b = append(b, ']')
 	if d.TrackID != 0 {
@@ -49,42 +49,4 @@ func (d Detection) AppendJSON(b []byte) []byte {
 // MarshalJSON encodes d as AppendJSON does.
 func (d Detection) MarshalJSON() ([]byte, error) {
 	return d.AppendJSON(make([]byte, 0, 96)), nil
-}
-
-// appendNumber writes v with prec decimals; NaN and ±Inf, which JSON cannot hold, become 0.
-func appendNumber(b []byte, v float32, prec int) []byte {
-	if v-v != 0 {
-		v = 0
-	}
-	return strconv.AppendFloat(b, float64(v), 'f', prec, 32)
-}
-
-// appendJSONString appends s as a JSON string (RFC 8259 §7): quotes, backslashes and control
-// characters escaped, invalid UTF-8 replaced by U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, "\ufffd"...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
 }

@@ -1,9 +1,9 @@
 package event
 
 import (
+	"github.com/vinfer/vinfer/internal/jsonenc"
 	"strconv"
 	"time"
-	"unicode/utf8"
 )
 
 // Event is one thing that happened to one tracked object. Strings are borrowed from their
@@ -52,7 +52,7 @@ func (e *Event) AppendJSON(b []byte) []byte {
 	b = append(b, `","type":"`...)
 	b = append(b, e.Type.String()...)
 	b = append(b, `","stream":`...)
-	b = appendJSONString(b, e.Stream)
+	b = jsonenc.String(b, e.Stream)
 	b = append(b, `,"frame":`...)
 	b = strconv.AppendInt(b, e.Frame, 10)
 	b = append(b, `,"pts":`...)
@@ -64,27 +64,27 @@ func (e *Event) AppendJSON(b []byte) []byte {
 	b = append(b, `,"class_id":`...)
 	b = strconv.AppendInt(b, int64(e.ClassID), 10)
 	b = append(b, `,"label":`...)
-	b = appendJSONString(b, e.Label)
+	b = jsonenc.String(b, e.Label)
 	b = append(b, `,"score":`...)
-	b = appendNumber(b, e.Score, 4)
+	b = jsonenc.Float32(b, e.Score, 4)
 	b = append(b, `,"box":[`...)
 	for i, v := range e.Box {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendNumber(b, v, 1)
+		b = jsonenc.Float32(b, v, 1)
 	}
 	b = append(b, ']')
 	switch e.Type {
 	case LineCross:
 		b = append(b, `,"line":`...)
-		b = appendJSONString(b, e.Line)
+		b = jsonenc.String(b, e.Line)
 		b = append(b, `,"direction":"`...)
 		b = append(b, e.Direction.String()...)
 		b = append(b, '"')
 	case ZoneEnter, ZoneLeave, ZoneLoiter:
 		b = append(b, `,"zone":`...)
-		b = appendJSONString(b, e.Zone)
+		b = jsonenc.String(b, e.Zone)
 		if e.Type != ZoneEnter {
 			b = append(b, `,"dwell":`...)
 			b = appendSeconds(b, e.Dwell)
@@ -101,42 +101,4 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // appendSeconds writes d in seconds, the shortest decimal that reads back as the same float64.
 func appendSeconds(b []byte, d time.Duration) []byte {
 	return strconv.AppendFloat(b, d.Seconds(), 'f', -1, 64)
-}
-
-// appendNumber writes v with prec decimals; NaN and ±Inf, which JSON cannot hold, become 0.
-func appendNumber(b []byte, v float32, prec int) []byte {
-	if v-v != 0 {
-		v = 0
-	}
-	return strconv.AppendFloat(b, float64(v), 'f', prec, 32)
-}
-
-// appendJSONString appends s as a JSON string (RFC 8259 §7): quotes, backslashes and control
-// characters escaped, invalid UTF-8 replaced by U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, "\ufffd"...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
 }

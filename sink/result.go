@@ -3,6 +3,7 @@
 package sink
 
 import (
+	"github.com/vinfer/vinfer/internal/jsonenc"
 	"strconv"
 	"time"
 
@@ -79,7 +80,7 @@ type Sink interface {
 // with pts in seconds and boxes in frame pixels (2 decimals). It allocates nothing when b has room.
 func AppendJSON(b []byte, r *Result) []byte {
 	b = append(b, `{"source":`...)
-	b = strconv.AppendQuote(b, r.Stream)
+	b = jsonenc.String(b, r.Stream)
 	b = append(b, `,"frame":`...)
 	b = strconv.AppendInt(b, r.Frame, 10)
 	b = append(b, `,"pts":`...)
@@ -95,7 +96,7 @@ func AppendJSON(b []byte, r *Result) []byte {
 	b = strconv.AppendInt(b, int64(r.Height), 10)
 	if r.Model != "" {
 		b = append(b, `,"model":`...)
-		b = strconv.AppendQuote(b, r.Model)
+		b = jsonenc.String(b, r.Model)
 	}
 	b = append(b, `,"detections":[`...)
 	for i := range r.Detections {
@@ -106,7 +107,7 @@ func AppendJSON(b []byte, r *Result) []byte {
 		b = append(b, `{"class_id":`...)
 		b = strconv.AppendInt(b, int64(d.ClassID), 10)
 		b = append(b, `,"label":`...)
-		b = strconv.AppendQuote(b, d.Label)
+		b = jsonenc.String(b, d.Label)
 		b = append(b, `,"score":`...)
 		b = strconv.AppendFloat(b, float64(d.Score), 'f', 4, 32)
 		b = appendBox(b, d.Box)
@@ -127,11 +128,11 @@ func AppendJSON(b []byte, r *Result) []byte {
 			}
 			c := &r.Secondary[k]
 			b = append(b, `{"model":`...)
-			b = strconv.AppendQuote(b, r.SecondaryModel[k])
+			b = jsonenc.String(b, r.SecondaryModel[k])
 			b = append(b, `,"class_id":`...)
 			b = strconv.AppendInt(b, int64(c.ClassID), 10)
 			b = append(b, `,"label":`...)
-			b = strconv.AppendQuote(b, c.Label)
+			b = jsonenc.String(b, c.Label)
 			b = append(b, `,"score":`...)
 			b = strconv.AppendFloat(b, float64(c.Score), 'f', 4, 32)
 			b = appendBox(b, c.Box)

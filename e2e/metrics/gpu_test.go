@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"github.com/vinfer/vinfer/internal/apptest"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -19,7 +20,7 @@ func TestGPUMemory(t *testing.T) {
 		t.Skip("no CUDA device")
 	}
 	cfg := &config.Config{Models: []config.Model{{Name: "gpu", Path: "unused.onnx", Provider: config.ProviderCUDA}}}
-	a := mustApp(t, cfg, app.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a := apptest.MustApp(t, cfg, app.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	defer a.Stop()
 	mx := metrics.New()
 	done := make(chan struct{})

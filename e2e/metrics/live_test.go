@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"fmt"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/vinfer/vinfer/internal/apptest"
 	"io"
 	"log/slog"
 	"net"
@@ -77,7 +78,7 @@ func TestLiveSourceMetrics(t *testing.T) {
 	}
 	m.Name = "yolox"
 	mx := metrics.New()
-	a := mustApp(t, &config.Config{Models: []config.Model{m}}, app.Options{
+	a := apptest.MustApp(t, &config.Config{Models: []config.Model{m}}, app.Options{
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Observer: mx})
 	defer a.Stop()
 	done := make(chan struct{})

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"github.com/vinfer/vinfer/internal/apptest"
 	"io"
 	"log/slog"
 	"math"
@@ -115,7 +116,7 @@ func TestKnownRun(t *testing.T) {
 	m.Preload = true
 	cfg := &config.Config{Models: []config.Model{m}}
 	mx := metrics.New()
-	a := mustApp(t, cfg, app.Options{
+	a := apptest.MustApp(t, cfg, app.Options{
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Observer: mx,
 	})

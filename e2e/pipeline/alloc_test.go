@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"github.com/vinfer/vinfer/internal/apptest"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -19,7 +20,7 @@ import (
 func BenchmarkSteadyStateAllocs(b *testing.B) {
 	a := assets(b)
 	cfg := &config.Config{Models: []config.Model{{Name: "m", Path: filepath.Join(a, "models/fastestdet_352.onnx")}}}
-	ap := mustApp(b, cfg, app.Options{Sinks: []sink.Sink{&sink.JSONL{W: discardWriter{}}}})
+	ap := apptest.MustApp(b, cfg, app.Options{Sinks: []sink.Sink{&sink.JSONL{W: discardWriter{}}}})
 	for _, id := range []string{"a", "b"} {
 		if err := ap.AddStream(config.Stream{ID: id, Source: filepath.Join(a, "videos/car-detection.mp4"), Model: "m", Loop: true}); err != nil {
 			b.Fatal(err)

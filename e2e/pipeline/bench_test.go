@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"github.com/vinfer/vinfer/internal/apptest"
 	"io"
 	"os"
 	"os/exec"
@@ -107,7 +108,7 @@ type e2eRun struct {
 func endToEnd(b *testing.B, n int, clip string, mc config.Model) e2eRun {
 	cfg := &config.Config{Models: []config.Model{mc}}
 	var run timeSum
-	a := mustApp(b, cfg, app.Options{Sinks: []sink.Sink{&run}})
+	a := apptest.MustApp(b, cfg, app.Options{Sinks: []sink.Sink{&run}})
 	if _, err := a.Registry.Get(mc.Name); err != nil { // load and warm up outside the timing
 		b.Fatal(err)
 	}
@@ -295,7 +296,7 @@ func BenchmarkBatching(b *testing.B) {
 		cfg := &config.Config{Models: []config.Model{{Name: "m", Path: dyn, MaxBatch: mb, MaxDelay: config.Duration(5 * time.Millisecond)}}}
 		var batches []int
 		var mu sync.Mutex
-		a := mustApp(b, cfg, app.Options{Sinks: []sink.Sink{discard{}},
+		a := apptest.MustApp(b, cfg, app.Options{Sinks: []sink.Sink{discard{}},
 			Observer: batchObserver(func(n int) { mu.Lock(); batches = append(batches, n); mu.Unlock() })})
 		if _, err := a.Registry.Get("m"); err != nil {
 			b.Fatal(err)

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"github.com/vinfer/vinfer/internal/apptest"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -44,7 +45,7 @@ func start(t *testing.T, threads int, streams ...config.Stream) (*app.App, *reco
 	logs := &syncBuffer{}
 	rec := &recorder{}
 	cfg := &config.Config{Models: []config.Model{{Name: "m", Path: filepath.Join(assets(t), "models/yolox_nano_416.onnx"), IntraOpThreads: threads}}}
-	a := mustApp(t, cfg, app.Options{Sinks: []sink.Sink{rec},
+	a := apptest.MustApp(t, cfg, app.Options{Sinks: []sink.Sink{rec},
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	for _, s := range streams {
 		if s.Model == "" {
@@ -231,7 +232,7 @@ func TestCascade(t *testing.T) {
 		return nil
 	})
 	logs := &syncBuffer{}
-	ap := mustApp(t, cfg, app.Options{Sinks: []sink.Sink{rec},
+	ap := apptest.MustApp(t, cfg, app.Options{Sinks: []sink.Sink{rec},
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if _, err := ap.Registry.Get("people"); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/vinfer/vinfer/internal/apptest"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,7 +31,7 @@ func TestSceneEvents(t *testing.T) {
 		Models: []config.Model{{Name: "m", Path: filepath.Join(assets(t), "models/yolox_nano_416.onnx")}},
 		Output: config.Output{Sinks: []config.Sink{app.NewEventsSink(out)}},
 	}
-	a := mustApp(t, cfg, app.Options{})
+	a := apptest.MustApp(t, cfg, app.Options{})
 	live, cancel := a.Subscribe(defs.Subscription{Events: true})
 	defer cancel()
 	var mu sync.Mutex

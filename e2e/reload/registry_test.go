@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/vinfer/vinfer/internal/apptest"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func startApp(t *testing.T, decl config.Model, cacheDir string, streams ...confi
 	decl.Name = "m"
 	logs := &logBuffer{}
 	rec := &results{}
-	a := mustApp(t, &config.Config{Models: []config.Model{decl}}, app.Options{
+	a := apptest.MustApp(t, &config.Config{Models: []config.Model{decl}}, app.Options{
 		Sinks: []sink.Sink{rec}, Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	a.Registry.CacheDir = cacheDir
 	for _, s := range streams {

@@ -2,6 +2,7 @@ package sources_test
 
 import (
 	"fmt"
+	"github.com/vinfer/vinfer/internal/apptest"
 	"log/slog"
 	"math"
 	"strings"
@@ -87,7 +88,7 @@ func TestMixedSources(t *testing.T) {
 	}
 	logs := &logBuffer{}
 	rec := &resultLog{}
-	a := mustApp(t, cfg, app.Options{Sinks: []sink.Sink{rec},
+	a := apptest.MustApp(t, cfg, app.Options{Sinks: []sink.Sink{rec},
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	stopped := false
 	stop := func() {
