@@ -107,11 +107,12 @@ func poll[T any](t *testing.T, ctx context.Context, step, expr string, timeout t
 // devicePixelRatio] (the page's own fit(), the mapping its clicks use).
 const fitJS = `(() => { const f = fit(); return [f.x, f.y, f.s, window.devicePixelRatio || 1]; })()`
 
-// clickFrame clicks the live view at frame pixels (x, y), scrolled into the window first (the
-// page may have scrolled to a button).
+// clickFrame clicks the live view at frame pixels (x, y), with the page scrolled back to the top
+// first (a click on a button lower down scrolls it; the view is near the top, below the sticky
+// header).
 func clickFrame(t *testing.T, ctx context.Context, pts ...[2]float64) {
 	t.Helper()
-	f, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`document.querySelector('#view').scrollIntoView({block: 'nearest'}), ` + fitJS))
+	f, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`window.scrollTo(0, 0), ` + fitJS))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +311,9 @@ func TestWebScene(t *testing.T) {
 // shootFull saves a screenshot of the whole page.
 func shootFull(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`window.scrollTo(0, 0)`)); err != nil {
+		t.Fatal(err)
+	}
 	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
