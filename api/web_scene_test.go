@@ -112,7 +112,7 @@ const fitJS = `(() => { const f = fit(); return [f.x, f.y, f.s, window.devicePix
 // header).
 func clickFrame(t *testing.T, ctx context.Context, pts ...[2]float64) {
 	t.Helper()
-	f, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`window.scrollTo(0, 0), ` + fitJS))
+	f, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`window.scrollTo(0, 0), `+fitJS))
 	if err != nil {
 		t.Fatal(err)
 	}
