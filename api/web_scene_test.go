@@ -253,6 +253,32 @@ func TestWebScene(t *testing.T) {
 		t.Fatalf("the scene after saving: door = %v (%v), want %v", got, ok, door)
 	}
 
+	// A double-click closes a zone too (its two clicks add one point); Cancel drops the drawing.
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#add-zone`)),
+		chromedp.WaitVisible(chromedp.CSS(`#scene-editor`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	clickFrame(t, ctx, [2]float64{450, 60}, [2]float64{650, 60})
+	dbl := [2]float64{650, 200}
+	f, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](fitJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := f[0]+dbl[0]*f[2], f[1]+dbl[1]*f[2]
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(x, y), chromedp.MouseClickXY(x, y, chromedp.ClickCount(2))); err != nil {
+		t.Fatal(err)
+	}
+	poll[bool](t, ctx, "double-click", `(() => { const o = document.querySelector('#overlay');
+		return o.dataset.draft === '3' && o.dataset.closed === '1'; })()`, 20*time.Second)
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#draft-cancel`)),
+		chromedp.WaitNotVisible(chromedp.CSS(`#scene-editor`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+
 	// An invalid zone (two points) is refused by the API, whose reason shows in the page.
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`#add-zone`)),

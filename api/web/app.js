@@ -637,7 +637,7 @@ async function deleteShape(id, kind, name, btn) {
     btn.dataset.armed = "1";
     btn.textContent = "Delete?";
     btn.classList.add("armed");
-    setTimeout(() => { btn.dataset.armed = ""; btn.textContent = "Delete"; btn.classList.remove("armed"); }, 3000);
+    setTimeout(() => { btn.dataset.armed = ""; btn.textContent = "Delete"; btn.classList.remove("armed"); }, 5000);
     return;
   }
   btn.disabled = true;
