@@ -22,16 +22,16 @@ type Ring struct {
 	// MaxBytes bounds the arena (default DefaultRingBytes).
 	MaxBytes int
 
-	mu      sync.Mutex
-	arena   []byte
-	wr      int     // next write offset in arena
-	ents    []entry // live units are ents[head:]
-	head    int
-	keys    int   // key frames among the live units
-	pinned  bool          // a clip is open: keep units from pin on
-	pin     time.Duration
-	newest  time.Duration
-	ended   bool
+	mu     sync.Mutex
+	arena  []byte
+	wr     int     // next write offset in arena
+	ents   []entry // live units are ents[head:]
+	head   int
+	keys   int  // key frames among the live units
+	pinned bool // a clip is open: keep units from pin on
+	pin    time.Duration
+	newest time.Duration
+	ended  bool
 
 	stats RingStats
 
