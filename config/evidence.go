@@ -19,6 +19,11 @@ type Evidence struct {
 	MaxClip Duration `yaml:"max_clip,omitempty" json:"max_clip,omitempty"`
 	// Events are the event types recorded (line.cross, zone.enter, …); empty: all.
 	Events []string `yaml:"events,omitempty" json:"events,omitempty"`
+	// Zones, Lines and Classes narrow the events recorded to these zone names (zone.*), line
+	// names (line.cross) and labels; empty: all.
+	Zones   []string `yaml:"zones,omitempty" json:"zones,omitempty"`
+	Lines   []string `yaml:"lines,omitempty" json:"lines,omitempty"`
+	Classes []string `yaml:"classes,omitempty" json:"classes,omitempty"`
 	// MaxBytesPerStream and MaxBytes cap the files of one stream and of all; MaxAge removes
 	// older ones; MinFree keeps that much of the file system free. 0: no bound.
 	MaxBytesPerStream ByteSize `yaml:"max_bytes_per_stream,omitempty" json:"max_bytes_per_stream,omitempty"`

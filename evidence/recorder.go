@@ -56,8 +56,11 @@ type Recorder struct {
 	Pre, Post time.Duration
 	// MaxClip bounds one clip: events extend an open clip only up to this length.
 	MaxClip time.Duration
-	// Types are the event types recorded; empty: all.
-	Types []event.Type
+	// Types are the event types recorded; empty: all. Zones, Lines and Classes narrow it
+	// further: an event is recorded when its zone (zone.*), line (line.cross) or label is
+	// listed; an empty list passes everything of its kind.
+	Types                 []event.Type
+	Zones, Lines, Classes []string
 	// MaxBytesPerStream and MaxBytes cap the files of one stream and of all (0: no cap);
 	// MaxAge removes older files and rows (0: keep); MinFree keeps this many bytes free on the
 	// file system (0: none). The oldest clips go first.
@@ -259,7 +262,7 @@ func (r *Recorder) Write(res *sink.Result) error {
 	var s *streamRec
 	for i := range res.Events {
 		ev := &res.Events[i]
-		if r.types != nil && !r.types[ev.Type] {
+		if !r.selected(ev) {
 			continue
 		}
 		if !validStream(ev.Stream) {
@@ -271,6 +274,23 @@ func (r *Recorder) Write(res *sink.Result) error {
 		s.addEvent(ev)
 	}
 	return nil
+}
+
+// selected reports whether ev passes Types, Zones, Lines and Classes.
+func (r *Recorder) selected(ev *event.Event) bool {
+	if r.types != nil && !r.types[ev.Type] {
+		return false
+	}
+	if len(r.Classes) > 0 && !slices.Contains(r.Classes, ev.Label) {
+		return false
+	}
+	switch ev.Type {
+	case event.LineCross:
+		return len(r.Lines) == 0 || slices.Contains(r.Lines, ev.Line)
+	case event.ZoneEnter, event.ZoneLeave, event.ZoneLoiter:
+		return len(r.Zones) == 0 || slices.Contains(r.Zones, ev.Zone)
+	}
+	return true
 }
 
 // addEvent opens or extends the stream's clip and queues the event's row.

@@ -256,7 +256,11 @@ func TestDiskFull(t *testing.T) {
 	if ic := clipOf(t, r, c.ID); !ic.HasClip {
 		t.Fatalf("clip with room again: %+v", ic.Clip)
 	}
-	st, _ := r.EvidenceStats()
+	var st defs.EvidenceStats
+	testutil.Eventually(t, 10*time.Second, "the third clip counted", func() bool { // counted after its index commit
+		st, _ = r.EvidenceStats()
+		return st.Clips == 1
+	})
 	if st.Failures[FailWrite] != 1 || st.Failures[FailDiskFull] != 1 || st.Clips != 1 {
 		t.Fatalf("failures %v clips %d: want 1 write, 1 disk_full, 1 clip", st.Failures, st.Clips)
 	}
@@ -273,8 +277,12 @@ func TestWriteIgnoresUnselected(t *testing.T) {
 	bad := ev("../x", time.Second)
 	bad.Type = event.ZoneLoiter
 	r.Write(&sink.Result{Stream: "../x", Events: []event.Event{bad}})
+	other := ev("s", time.Second)
+	other.Type, other.Zone = event.ZoneLoiter, "door"
+	r.Zones = []string{"table"}
+	r.Write(&sink.Result{Stream: "s", Events: []event.Event{other}})
 	r.Close()
 	if st := r.Stats(); st.Recorded != 0 {
-		t.Fatalf("recorded %d events, want none (type not selected, stream id not a folder name)", st.Recorded)
+		t.Fatalf("recorded %d events, want none (type not selected, stream id not a folder name, zone not listed)", st.Recorded)
 	}
 }

@@ -124,17 +124,21 @@ func TestEvidenceFromPipeline(t *testing.T) {
 		t.Fatalf("unknown id: %d", code)
 	}
 
-	mresp, err := http.Get(srv.URL() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mb, _ := io.ReadAll(mresp.Body)
-	mresp.Body.Close()
-	for _, want := range []string{`vinfer_evidence_buffer_bytes{stream="office"}`, "vinfer_evidence_clips_written_total " + strconv.Itoa(countClips(page.Items))} {
-		if !strings.Contains(string(mb), want) {
-			t.Errorf("/metrics lacks %s", want)
+	wants := []string{`vinfer_evidence_buffer_bytes{stream="office"}`, "vinfer_evidence_clips_written_total " + strconv.Itoa(countClips(page.Items))}
+	testutil.Eventually(t, 10*time.Second, "/metrics has "+strings.Join(wants, ", "), func() bool { // counted after the index commit
+		mresp, err := http.Get(srv.URL() + "/metrics")
+		if err != nil {
+			return false
 		}
-	}
+		mb, _ := io.ReadAll(mresp.Body)
+		mresp.Body.Close()
+		for _, w := range wants {
+			if !strings.Contains(string(mb), w) {
+				return false
+			}
+		}
+		return true
+	})
 	st, _ := a.Stream("office")
 	if d := st.Counters.DroppedTotal() - st.Counters.Dropped[defs.DropInterval]; d != 0 || st.Counters.Inferred != 697 {
 		t.Errorf("inferred %d, dropped %v: recording must not cost frames", st.Counters.Inferred, st.Counters.Dropped)
