@@ -19,6 +19,8 @@
 //	POST   /api/models/{name}/reload         load the model file again and swap it in
 //	GET    /api/events                       Server-Sent Events, one "result" event per inferred frame (?stream=ID)
 //	GET    /api/ws                           WebSocket, one text message per inferred frame (?stream=ID)
+//	GET    /api/evidence                     recorded events with clips and snapshots (?stream, type, since, limit, cursor)
+//	GET    /api/evidence/{id}[/clip.mp4|/snapshot.jpg]   one recorded event, its clip (range requests), its frame
 //	GET    /metrics                          Prometheus exposition
 //	GET    /debug/pprof/…, /debug/vars       profiling and expvar
 //	GET    /                                 the web page
@@ -90,6 +92,9 @@ type Server struct {
 	// BodyTimeout bounds reading a request body (default 10 s); WriteTimeout writing a
 	// response other than an event stream (default 30 s).
 	BodyTimeout, WriteTimeout time.Duration
+	// Evidence serves the recorded events with their clips and snapshots (/api/evidence);
+	// nil: those routes answer 404.
+	Evidence defs.Evidence
 	// MaxSnapshots bounds the snapshots encoded at once (default 2); more wait up to 2 s,
 	// then get 503.
 	MaxSnapshots int
@@ -226,6 +231,7 @@ func (s *Server) routes() http.Handler {
 	api("/api/models/{name}/reload", methods{"POST": s.reloadModel}.serve)
 	api("/api/events", methods{"GET": s.sse}.serve)
 	api("/api/ws", methods{"GET": s.websocket}.serve)
+	s.evidenceRoutes(mux, api)
 	mux.Handle("/metrics", s.authed(s.Metrics.Handler()))
 	debugRoutes(mux, s.authed)
 	mux.Handle("/", webHandler())
@@ -374,6 +380,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			"GET /api/streams/{id}/snapshot.jpg",
 			"GET /api/models", "GET /api/models/{name}", "POST /api/models/{name}/reload",
 			"GET /api/events (SSE)", "GET /api/ws (WebSocket)",
+			"GET /api/evidence", "GET /api/evidence/{id}", "GET /api/evidence/{id}/clip.mp4", "GET /api/evidence/{id}/snapshot.jpg",
 			"GET /metrics", "GET /debug/pprof/", "GET /debug/vars",
 		},
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/evidence"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/gpurun"
 	"github.com/vinfer/vinfer/internal/defs"
@@ -38,6 +39,8 @@ type App struct {
 	fanout  *Fanout
 	gpuMem  gpuMemory
 	limits  limits
+
+	evidence *evidence.Recorder // nil without an evidence section (app/evidence.go)
 }
 
 var (
@@ -85,6 +88,13 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 			return nil, fmt.Errorf("output: %w", err)
 		}
 		a.sinks = append(a.sinks, s)
+	}
+	if err := a.openEvidence(cfg.Evidence); err != nil {
+		a.closeSinks()
+		return nil, err
+	}
+	if a.evidence != nil {
+		a.sinks = append(a.sinks, a.evidence) // closed with the sinks, after the last result
 	}
 	a.Registry = model.NewRegistry(cfg.Models)
 	a.Registry.Logf = func(f string, args ...any) { a.Log.Info(fmt.Sprintf(f, args...)) }
@@ -141,6 +151,9 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 			}
 			return d, nil
 		},
+	}
+	if a.evidence != nil {
+		sc.AUObserver = a.evidence.Ring(s.ID)
 	}
 	if s.OnGPU() {
 		if err := a.gpuStream(&sc); err != nil {

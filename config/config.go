@@ -22,6 +22,8 @@ type Config struct {
 	Output  Output   `yaml:"output" json:"output"`
 	// Sources limits what streams may open (allowed directories, timeouts, counts).
 	Sources Sources `yaml:"sources,omitempty" json:"sources,omitempty"`
+	// Evidence records clips and snapshots of scene events (config/evidence.go); nil: off.
+	Evidence *Evidence `yaml:"evidence,omitempty" json:"evidence,omitempty"`
 	// Dir is the directory relative paths are resolved against (the config file's directory).
 	Dir string `yaml:"-" json:"-"`
 }
@@ -75,6 +77,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.Sources.Validate(), c.Output.Validate())
+	if c.Evidence != nil {
+		errs = append(errs, c.Evidence.Validate())
+	}
 	ids := map[string]bool{}
 	for i := range c.Streams {
 		s := &c.Streams[i]
@@ -136,6 +141,9 @@ func (c *Config) resolvePaths() {
 		if !strings.Contains(s.Source, "://") {
 			s.Source = c.Resolve(s.Source)
 		}
+	}
+	if c.Evidence != nil {
+		c.Evidence.Dir = c.Resolve(c.Evidence.Dir)
 	}
 	c.Output.TLSCert, c.Output.TLSKey = c.Resolve(c.Output.TLSCert), c.Resolve(c.Output.TLSKey)
 	for _, o := range []*string{&c.Output.JSONL, &c.Output.Events} {

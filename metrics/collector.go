@@ -56,6 +56,9 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 		descGPUUsed, descGPUTotal, descZoneObjects, descZoneEvents, descLineCross} {
 		ch <- d
 	}
+	for _, d := range evidenceDescs {
+		ch <- d
+	}
 	c.m.streamLatency.Describe(ch)
 }
 
@@ -141,6 +144,7 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCapacity, r.StreamsFPS, name, "decode_preprocess")
 		gauge(descEfficiency, r.Efficiency, name)
 	}
+	collectEvidence(ref.Source, ch)
 	for _, g := range ref.GPUs() {
 		dev := strconv.Itoa(g.Ordinal)
 		gauge(descGPUUsed, float64(g.MemUsed), dev)

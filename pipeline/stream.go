@@ -46,10 +46,20 @@ type StreamConfig struct {
 	Preprocessor Preprocessor
 	// QueueDepth is the most frames waiting for inference (default 2).
 	QueueDepth int
+	// AUObserver, when set, sees every access unit before it is decoded (evidence recording).
+	AUObserver AUObserver
 	// Device is the GPU ordinal whose memory holds the frames of a stream decoded on a GPU
 	// (Stream.OnGPU): they are queued as frames, without an input slot or preprocessing here,
 	// and the model's runner for that device (a FrameRunner) preprocesses each batch itself.
 	Device int
+}
+
+// AUObserver sees a stream's access units on the stream's goroutine, before decoding. The
+// unit is borrowed (copy what is kept) and the call must not block.
+type AUObserver interface {
+	ObserveAccessUnit(au *media.AccessUnit)
+	// EndOfStream is called once the source has ended or failed.
+	EndOfStream()
 }
 
 // stream is a running stream: source → decoder → filter → preprocess → queue.
@@ -97,6 +107,9 @@ func (s *stream) run(ctx context.Context) {
 
 func (s *stream) loop(ctx context.Context) error {
 	emit := s.onFrame(ctx)
+	if o := s.cfg.AUObserver; o != nil {
+		defer o.EndOfStream()
+	}
 	for {
 		au, err := s.cfg.Source.Read(ctx)
 		if err == io.EOF {
@@ -119,6 +132,9 @@ func (s *stream) loop(ctx context.Context) error {
 			return fmt.Errorf("source: %w", err)
 		}
 		s.stats.AccessUnits.Add(1)
+		if o := s.cfg.AUObserver; o != nil {
+			o.ObserveAccessUnit(au)
+		}
 		if s.dec == nil || au.Codec != s.codec {
 			if err := s.openDecoder(au.Codec); err != nil {
 				return err

@@ -17,7 +17,8 @@ import (
 // settings and TLS files.
 func startAPI(ctx context.Context, a *app.App, m *metrics.Metrics, o config.Output, log *slog.Logger) (io.Closer, error) {
 	s := &api.Server{App: a, Metrics: m, Addr: o.HTTP, Token: o.Token, Log: log, Insecure: o.Insecure,
-		AllowedHosts: o.AllowedHosts, AllowedOrigins: o.AllowedOrigins, TLSCert: o.TLSCert, TLSKey: o.TLSKey}
+		AllowedHosts: o.AllowedHosts, AllowedOrigins: o.AllowedOrigins, TLSCert: o.TLSCert, TLSKey: o.TLSKey,
+		Evidence: a.Evidence()}
 	if err := s.Start(); err != nil {
 		return nil, err
 	}

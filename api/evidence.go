@@ -1,0 +1,146 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/vinfer/vinfer/internal/defs"
+)
+
+// Evidence routes (docs/evidence.md). /api/events is the live SSE stream, so the recorded
+// events live under /api/evidence:
+//
+//	GET /api/evidence?stream=&type=&since=&limit=&cursor=   recorded events, newest first, paged
+//	GET /api/evidence/{id}                                  one event with its clip's state
+//	GET /api/evidence/{id}/clip.mp4                         the clip (range requests: seekable)
+//	GET /api/evidence/{id}/snapshot.jpg                     the event's frame (?boxes=1: box drawn)
+func (s *Server) evidenceRoutes(mux *http.ServeMux, api func(string, http.HandlerFunc)) {
+	api("/api/evidence", methods{"GET": s.listEvidence}.serve)
+	api("/api/evidence/{id}", methods{"GET": s.getEvidence}.serve)
+	api("/api/evidence/{id}/clip.mp4", methods{"GET": s.evidenceClip}.serve)
+	api("/api/evidence/{id}/snapshot.jpg", methods{"GET": s.evidenceSnapshot}.serve)
+}
+
+// evidenceOff answers when no evidence is recorded; it reports whether it did.
+func (s *Server) evidenceOff(w http.ResponseWriter) bool {
+	if s.Evidence != nil {
+		return false
+	}
+	writeError(w, http.StatusNotFound, "evidence is not recorded: add an evidence section (dir, pre, post, …) to the configuration")
+	return true
+}
+
+func (s *Server) listEvidence(w http.ResponseWriter, r *http.Request) {
+	if s.evidenceOff(w) {
+		return
+	}
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), 100, 1, 1000)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "limit: %v", err)
+		return
+	}
+	eq := defs.EvidenceQuery{Stream: q.Get("stream"), Type: q.Get("type"), Cursor: q.Get("cursor"), Limit: limit}
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			sec, err2 := strconv.ParseInt(v, 10, 64)
+			if err2 != nil {
+				writeError(w, http.StatusBadRequest, "since %q: give an RFC 3339 time (2026-03-01T12:00:00Z) or Unix seconds", v)
+				return
+			}
+			t = time.Unix(sec, 0)
+		}
+		eq.Since = t
+	}
+	items, next, err := s.Evidence.EvidenceList(eq)
+	if err != nil {
+		s.evidenceError(w, err)
+		return
+	}
+	for i := range items {
+		s.evidenceURLs(&items[i])
+	}
+	out := map[string]any{"items": items, "next": next}
+	if next != "" {
+		q.Set("cursor", next)
+		out["next_url"] = (&url.URL{Path: "/api/evidence", RawQuery: q.Encode()}).String()
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) evidenceURLs(it *defs.EvidenceItem) {
+	base := "/api/evidence/" + it.ID
+	if it.HasClip {
+		it.ClipURL = base + "/clip.mp4"
+	}
+	if it.HasSnapshot {
+		it.SnapshotURL = base + "/snapshot.jpg"
+	}
+}
+
+func (s *Server) getEvidence(w http.ResponseWriter, r *http.Request) {
+	if s.evidenceOff(w) {
+		return
+	}
+	it, err := s.Evidence.EvidenceItem(r.PathValue("id"))
+	if err != nil {
+		s.evidenceError(w, err)
+		return
+	}
+	s.evidenceURLs(&it)
+	writeJSON(w, http.StatusOK, it)
+}
+
+func (s *Server) evidenceClip(w http.ResponseWriter, r *http.Request) {
+	s.serveEvidence(w, r, defs.EvidenceClipFile, "video/mp4")
+}
+
+func (s *Server) evidenceSnapshot(w http.ResponseWriter, r *http.Request) {
+	kind := defs.EvidenceSnapshot
+	if b := r.URL.Query().Get("boxes"); b == "1" || b == "true" {
+		kind = defs.EvidenceSnapshotBoxed
+	}
+	s.serveEvidence(w, r, kind, "image/jpeg")
+}
+
+// serveEvidence serves a file with http.ServeContent: Range, If-Range and If-Modified-Since,
+// so a browser's video element can seek.
+func (s *Server) serveEvidence(w http.ResponseWriter, r *http.Request, kind defs.EvidenceFileKind, ctype string) {
+	if s.evidenceOff(w) {
+		return
+	}
+	id := r.PathValue("id")
+	f, err := s.Evidence.EvidenceFile(id, kind)
+	if err != nil {
+		s.evidenceError(w, err)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "evidence %s: %v", id, err)
+		return
+	}
+	// A long clip over a slow link may take longer than the API's write timeout.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(10 * time.Minute))
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "private, max-age=3600")
+	http.ServeContent(w, r, "", st.ModTime(), f)
+}
+
+func (s *Server) evidenceError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, defs.ErrBadEvidenceID):
+		writeError(w, http.StatusBadRequest, "%v", err)
+	case errors.Is(err, defs.ErrEvidenceNotFound):
+		writeError(w, http.StatusNotFound, "%v: GET /api/evidence lists them", err)
+	case errors.Is(err, defs.ErrEvidenceGone):
+		writeError(w, http.StatusNotFound, "%v", err)
+	default:
+		writeError(w, http.StatusInternalServerError, "evidence: %v", err)
+	}
+}

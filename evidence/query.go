@@ -1,0 +1,131 @@
+package evidence
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/vinfer/vinfer/event"
+	"github.com/vinfer/vinfer/internal/defs"
+)
+
+var (
+	_ defs.Evidence = (*Recorder)(nil)
+)
+
+// EvidenceList returns a page of recorded events, newest first (defs.Evidence).
+func (r *Recorder) EvidenceList(q defs.EvidenceQuery) ([]defs.EvidenceItem, string, error) {
+	iq := Query{Stream: q.Stream, Type: q.Type, Since: q.Since, Limit: q.Limit}
+	if q.Cursor != "" {
+		id, err := event.ParseID(q.Cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("cursor: %w", defs.ErrBadEvidenceID)
+		}
+		iq.Before = id
+	}
+	rows, clips, more, err := r.idx.list(iq)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]defs.EvidenceItem, len(rows))
+	for i := range rows {
+		out[i] = item(&rows[i], clips[i])
+	}
+	next := ""
+	if more && len(rows) > 0 {
+		next = rows[len(rows)-1].ID.String()
+	}
+	return out, next, nil
+}
+
+// EvidenceItem returns one recorded event (defs.Evidence).
+func (r *Recorder) EvidenceItem(id string) (defs.EvidenceItem, error) {
+	eid, err := event.ParseID(id)
+	if err != nil {
+		return defs.EvidenceItem{}, defs.ErrBadEvidenceID
+	}
+	row, c, err := r.idx.row(eid)
+	if errors.Is(err, ErrNotFound) {
+		return defs.EvidenceItem{}, defs.ErrEvidenceNotFound
+	}
+	if err != nil {
+		return defs.EvidenceItem{}, err
+	}
+	return item(&row, c), nil
+}
+
+// EvidenceFile opens an event's clip or snapshot (defs.Evidence). The id is parsed as a ULID
+// and the path comes from the index, checked against the layout.
+func (r *Recorder) EvidenceFile(id string, kind defs.EvidenceFileKind) (*os.File, error) {
+	eid, err := event.ParseID(id)
+	if err != nil {
+		return nil, defs.ErrBadEvidenceID
+	}
+	row, c, err := r.idx.row(eid)
+	if errors.Is(err, ErrNotFound) {
+		return nil, defs.ErrEvidenceNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c == nil:
+		return nil, fmt.Errorf("%w: the clip is still being recorded (or was never written: the writer was behind)", defs.ErrEvidenceGone)
+	case c.Gone != "":
+		return nil, fmt.Errorf("%w: %s", defs.ErrEvidenceGone, c.Gone)
+	}
+	p, err := r.abs(c.Path)
+	if err != nil {
+		return nil, err
+	}
+	if kind != defs.EvidenceClipFile {
+		if !row.Snapshot {
+			return nil, fmt.Errorf("%w: no snapshot was taken of this event", defs.ErrEvidenceGone)
+		}
+		p = filepath.Join(filepath.Dir(p), filepath.Base(snapRel(c.Path, eid, kind == defs.EvidenceSnapshotBoxed)))
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", defs.ErrEvidenceGone, why[ReasonMissing])
+	}
+	return f, err
+}
+
+func item(row *Row, c *Clip) defs.EvidenceItem {
+	it := defs.EvidenceItem{ID: row.ID.String(), Stream: row.Stream, Type: row.Type, Time: row.Time, PTS: row.PTS,
+		Event: row.Event}
+	ec := &defs.EvidenceClip{ID: row.Clip.String(), State: "pending"}
+	if c != nil {
+		ec.Start, ec.End, ec.Want, ec.Truncated, ec.Bytes = c.Start, c.End, c.Want, c.Truncated, c.Bytes
+		ec.Events = make([]string, len(c.Events))
+		for i, id := range c.Events {
+			ec.Events[i] = id.String()
+		}
+		ec.State = "written"
+		if c.Gone != "" {
+			ec.State, ec.Reason = "gone", c.Gone
+		}
+	}
+	it.Clip = ec
+	it.HasClip = ec.State == "written"
+	it.HasSnapshot = it.HasClip && row.Snapshot
+	return it
+}
+
+// EvidenceStats returns the recorder's figures (defs.EvidenceStatser).
+func (r *Recorder) EvidenceStats() (defs.EvidenceStats, bool) {
+	st := r.Stats()
+	out := defs.EvidenceStats{Recorded: st.Recorded, Clips: st.Clips, Snapshots: st.Snapshots, ClipBytes: st.ClipBytes,
+		Failures: st.Failures, Deleted: st.Deleted}
+	stored := r.storedBytes()
+	for _, s := range r.streamIDs() {
+		rs := s.ring.Stats()
+		es := defs.EvidenceStream{Stream: s.id, BufferBytes: rs.Bytes, BufferUnits: rs.Units, BufferCapacity: rs.Capacity,
+			BufferOverruns: rs.Overrun, BufferSpan: rs.Span}
+		es.StoredBytes, es.StoredClips = stored[s.id][0], stored[s.id][1]
+		out.StoredBytes += es.StoredBytes
+		out.Streams = append(out.Streams, es)
+	}
+	return out, true
+}
