@@ -22,6 +22,8 @@ type Config struct {
 	Output  Output   `yaml:"output" json:"output"`
 	// Sources limits what streams may open (allowed directories, timeouts, counts).
 	Sources Sources `yaml:"sources,omitempty" json:"sources,omitempty"`
+	// GB28181 makes vinfer a GB28181 platform (SIP server); nil: none.
+	GB28181 *GB28181 `yaml:"gb28181,omitempty" json:"gb28181,omitempty"`
 	// Dir is the directory relative paths are resolved against (the config file's directory).
 	Dir string `yaml:"-" json:"-"`
 }
@@ -75,6 +77,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.Sources.Validate(), c.Output.Validate())
+	if c.GB28181 != nil {
+		errs = append(errs, c.GB28181.Init())
+	}
 	ids := map[string]bool{}
 	for i := range c.Streams {
 		s := &c.Streams[i]
