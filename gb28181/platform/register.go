@@ -144,6 +144,9 @@ func (s *Server) register(id string, req *sip.Request, callID string, now time.T
 func (s *Server) unregister(id string) {
 	s.mu.Lock()
 	d := s.devices[id]
+	if d != nil {
+		d.expires = time.Now() // its messages are refused until it registers again
+	}
 	if d != nil && d.online {
 		d.online = false
 		s.Counters.Unregisters.Add(1)
