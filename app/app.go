@@ -38,6 +38,7 @@ type App struct {
 	fanout  *Fanout
 	gpuMem  gpuMemory
 	limits  limits
+	gb      *gbPlatform // the GB28181 platform (gb28181.go), nil without a gb28181: section
 }
 
 var (
@@ -85,6 +86,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 			return nil, fmt.Errorf("output: %w", err)
 		}
 		a.sinks = append(a.sinks, s)
+	}
+	if err := a.startGB28181(); err != nil {
+		a.closeSinks()
+		return nil, fmt.Errorf("gb28181: %w", err)
 	}
 	a.Registry = model.NewRegistry(cfg.Models)
 	a.Registry.Logf = func(f string, args ...any) { a.Log.Info(fmt.Sprintf(f, args...)) }
@@ -215,6 +220,7 @@ func (a *App) LatestFrame(id string) *frame.Frame { return a.Pipeline.LatestFram
 // returns the first sink error.
 func (a *App) Stop() error {
 	err := a.Pipeline.Stop()
+	a.stopGB28181()
 	if cerr := a.closeSinks(); err == nil {
 		err = cerr
 	}
