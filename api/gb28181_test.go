@@ -17,7 +17,7 @@ func TestGB28181Devices(t *testing.T) {
 	t.Run("without a platform", func(t *testing.T) { // first: the platform is process-wide
 		plain := start(t, "")
 		plain.want("GET", "/api/gb28181/devices", "", http.StatusNotFound, nil)
-		plain.want("POST", "/api/streams", `{"id":"gb","model":"yolox","source":"gb28181://`+dev+`/`+ch+`"}`, http.StatusBadRequest, nil)
+		plain.want("POST", "/api/streams", `{"id":"gb","model":"yolox","source":"gb28181://`+dev+`/`+ch+`"}`, http.StatusUnprocessableEntity, nil)
 	})
 	e := startWith(t, "", func(c *config.Config) {
 		c.GB28181 = &config.GB28181{ID: "34020000002000000001", Listen: "127.0.0.1:0", MediaPorts: "47100-47110"}
