@@ -81,7 +81,9 @@ func IsGBID(s string) bool { return gbID.MatchString(s) }
 // Init fills the defaults and validates; each error names the field to fix.
 func (g *GB28181) Init() error {
 	var errs []error
-	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf("%w: "+f, append([]any{ErrGB28181}, a...)...)) }
+	bad := func(f string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+f, append([]any{ErrGB28181}, a...)...))
+	}
 	if !IsGBID(g.ID) {
 		bad("id %q must be 20 digits (e.g. 34020000002000000001)", g.ID)
 	}
