@@ -17,6 +17,7 @@
 //	GET    /api/streams/{id}/snapshot.jpg    latest frame, boxes and labels drawn (?boxes=0, ?width=N, ?quality=Q, ?wait=0)
 //	GET    /api/models                       declared models and their state
 //	POST   /api/models/{name}/reload         load the model file again and swap it in
+//	GET    /api/gb28181/devices              GB28181 devices, channels, status and sessions (gb28181: section)
 //	GET    /api/events                       Server-Sent Events, one "result" event per inferred frame (?stream=ID)
 //	GET    /api/ws                           WebSocket, one text message per inferred frame (?stream=ID)
 //	GET    /api/evidence                     recorded events with clips and snapshots (?stream, type, since, limit, cursor)
@@ -229,6 +230,7 @@ func (s *Server) routes() http.Handler {
 	api("/api/models", methods{"GET": s.listModels}.serve)
 	api("/api/models/{name}", methods{"GET": s.getModel}.serve)
 	api("/api/models/{name}/reload", methods{"POST": s.reloadModel}.serve)
+	api("/api/gb28181/devices", methods{"GET": s.gbDevices}.serve)
 	api("/api/events", methods{"GET": s.sse}.serve)
 	api("/api/ws", methods{"GET": s.websocket}.serve)
 	s.evidenceRoutes(mux, api)
@@ -379,6 +381,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			"GET /api/streams", "POST /api/streams", "GET /api/streams/{id}", "DELETE /api/streams/{id}",
 			"GET /api/streams/{id}/snapshot.jpg",
 			"GET /api/models", "GET /api/models/{name}", "POST /api/models/{name}/reload",
+			"GET /api/gb28181/devices",
 			"GET /api/events (SSE)", "GET /api/ws (WebSocket)",
 			"GET /api/evidence", "GET /api/evidence/{id}", "GET /api/evidence/{id}/clip.mp4", "GET /api/evidence/{id}/snapshot.jpg",
 			"GET /metrics", "GET /debug/pprof/", "GET /debug/vars",

@@ -41,6 +41,7 @@ type App struct {
 	limits  limits
 
 	evidence *evidence.Recorder // nil without an evidence section (app/evidence.go)
+	gb       *gbPlatform        // the GB28181 platform (gb28181.go), nil without a gb28181: section
 }
 
 var (
@@ -95,6 +96,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	if a.evidence != nil {
 		a.sinks = append(a.sinks, a.evidence) // closed with the sinks, after the last result
+	}
+	if err := a.startGB28181(); err != nil {
+		a.closeSinks()
+		return nil, fmt.Errorf("gb28181: %w", err)
 	}
 	a.Registry = model.NewRegistry(cfg.Models)
 	a.Registry.Logf = func(f string, args ...any) { a.Log.Info(fmt.Sprintf(f, args...)) }
@@ -228,6 +233,7 @@ func (a *App) LatestFrame(id string) *frame.Frame { return a.Pipeline.LatestFram
 // returns the first sink error.
 func (a *App) Stop() error {
 	err := a.Pipeline.Stop()
+	a.stopGB28181()
 	if cerr := a.closeSinks(); err == nil {
 		err = cerr
 	}

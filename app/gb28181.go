@@ -1,35 +1,46 @@
 package app
 
 import (
-	"fmt"
-	"net/url"
-	"strconv"
-
-	"github.com/vinfer/vinfer/config"
-	"github.com/vinfer/vinfer/source"
+	"github.com/vinfer/vinfer/gb28181/platform"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/source/gb28181"
 )
 
-// gbSource parses gb28181://[host]:port?transport=udp|tcp-passive|tcp-active&remote=host:port&ssrc=N.
-func gbSource(s config.Stream, raw string) (interface {
-	source.Source
-	Init() error
-}, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("stream %s: bad gb28181 URL: %v", s.ID, err)
+var _ defs.GB28181 = (*App)(nil)
+
+// gbPlatform is the GB28181 platform of a configuration with a gb28181: section.
+type gbPlatform struct {
+	srv     *platform.Server
+	restore func()
+}
+
+// startGB28181 starts the GB28181 platform (SIP server) when the configuration has a
+// gb28181: section and makes it open the gb28181://<device id>/<channel id> streams.
+func (a *App) startGB28181() error {
+	if a.Config.GB28181 == nil {
+		return nil
 	}
-	q := u.Query()
-	g := &gb28181.Source{Transport: q.Get("transport"), ListenAddr: u.Host, RemoteAddr: q.Get("remote")}
-	if g.Transport == "" {
-		g.Transport = gb28181.TransportUDP
+	srv := &platform.Server{Config: *a.Config.GB28181, Logger: a.Log}
+	if err := srv.Init(); err != nil {
+		return err
 	}
-	if v := q.Get("ssrc"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("stream %s: ssrc=%q is not a 32-bit number", s.ID, v)
-		}
-		g.SSRC = uint32(n)
+	a.gb = &gbPlatform{srv: srv, restore: gb28181.SetSignaller(srv)}
+	return nil
+}
+
+// stopGB28181 ends its sessions and stops it (after the streams were stopped).
+func (a *App) stopGB28181() {
+	if a.gb != nil {
+		a.gb.restore()
+		a.gb.srv.Close()
+		a.gb = nil
 	}
-	return g, nil
+}
+
+// GB28181 returns the platform's devices, channels and sessions (defs.GB28181).
+func (a *App) GB28181() (defs.GB28181Info, bool) {
+	if a.gb == nil {
+		return defs.GB28181Info{}, false
+	}
+	return a.gb.srv.Info(), true
 }

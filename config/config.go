@@ -24,6 +24,8 @@ type Config struct {
 	Sources Sources `yaml:"sources,omitempty" json:"sources,omitempty"`
 	// Evidence records clips and snapshots of scene events (config/evidence.go); nil: off.
 	Evidence *Evidence `yaml:"evidence,omitempty" json:"evidence,omitempty"`
+	// GB28181 makes vinfer a GB28181 platform (SIP server); nil: none.
+	GB28181 *GB28181 `yaml:"gb28181,omitempty" json:"gb28181,omitempty"`
 	// Dir is the directory relative paths are resolved against (the config file's directory).
 	Dir string `yaml:"-" json:"-"`
 }
@@ -79,6 +81,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Sources.Validate(), c.Output.Validate())
 	if c.Evidence != nil {
 		errs = append(errs, c.Evidence.Validate())
+	}
+	if c.GB28181 != nil {
+		errs = append(errs, c.GB28181.Init())
 	}
 	ids := map[string]bool{}
 	for i := range c.Streams {

@@ -12,10 +12,22 @@ import (
 
 // Kind receives GB28181 media:
 // gb28181://[host]:port?transport=udp|tcp-passive|tcp-active[&remote=host:port][&ssrc=N|any][&pt=N]
-// [&sender=IP[:port]|first|any] (rtp.ParseSender).
+// [&sender=IP[:port]|first|any] (rtp.ParseSender), or, in signalling mode (signal.go), a
+// channel vinfer's own GB28181 platform invites: gb28181://<device id>/<channel id>[?transport=...].
 var Kind = source.Kind{Schemes: []string{"gb28181"}, Open: openStream}
 
 func openStream(s *config.Stream, _ source.Policy) (source.Source, error) {
+	if IsSignalling(s.Source) {
+		ch, err := ParseChannel(s.Source)
+		if err != nil {
+			return nil, err
+		}
+		sig := currentSignaller()
+		if sig == nil {
+			return nil, ErrNoSignalling
+		}
+		return sig.OpenChannel(s.ID, ch)
+	}
 	g, err := ParseURL(s.Source)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,523 @@
+package platform
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pionrtp "github.com/pion/rtp"
+	"golang.org/x/text/encoding/simplifiedchinese"
+
+	"github.com/vinfer/vinfer/internal/sourcetest"
+	"github.com/vinfer/vinfer/source/gb28181/ps"
+	"github.com/vinfer/vinfer/source/rtp"
+)
+
+// sim is a GB28181 device (an NVR with four cameras) written from raw SIP text over real
+// sockets, following the message examples of GB/T 28181-2016 §9 and Annex A; it shares no
+// code with the platform's SIP library, so each checks the other.
+type sim struct {
+	t                      *testing.T
+	id, password, realm    string
+	serverID, domain       string
+	server                 string // platform host:port
+	transport              string // UDP or TCP
+	channels               []string
+	clip                   *sourcetest.Clip
+	conn                   net.Conn
+	local                  string
+	callID, tag            string
+	cseq                   atomic.Int64
+	mu                     sync.Mutex
+	waiters                map[string]chan *simMsg // "cseq method" → final response
+	sessions               map[string]*simSession  // Call-ID → session
+	invites, byes, queries atomic.Int64
+	lastInviteSDP          atomic.Value
+	noMedia                atomic.Bool // answer INVITEs but send nothing
+	wmu                    sync.Mutex
+	closed                 chan struct{}
+}
+
+type simMsg struct {
+	start string
+	hdrs  []string // "Name: value" as received
+	body  []byte
+}
+
+func (m *simMsg) get(name string) string {
+	for _, h := range m.hdrs {
+		k, v, _ := strings.Cut(h, ":")
+		if strings.EqualFold(strings.TrimSpace(k), name) {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func (m *simMsg) all(name string) []string {
+	var out []string
+	for _, h := range m.hdrs {
+		if k, _, _ := strings.Cut(h, ":"); strings.EqualFold(strings.TrimSpace(k), name) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func newSim(t *testing.T, server, transport, id, password string) *sim {
+	d := &sim{t: t, id: id, password: password, serverID: testServerID, domain: testDomain, server: server,
+		transport: transport, waiters: map[string]chan *simMsg{}, sessions: map[string]*simSession{},
+		closed: make(chan struct{})}
+	for i := 1; i <= 4; i++ {
+		d.channels = append(d.channels, id[:10]+"13100000"+fmt.Sprintf("%02d", i))
+	}
+	d.connect()
+	t.Cleanup(d.close)
+	return d
+}
+
+// connect opens a new socket (a restarted device has a new one) and starts reading.
+func (d *sim) connect() {
+	var err error
+	d.conn, err = net.DialTimeout(strings.ToLower(d.transport), d.server, 5*time.Second)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.local = d.conn.LocalAddr().String()
+	d.callID = fmt.Sprintf("%d@%s", rand.Uint64(), d.local)
+	d.tag = strconv.FormatUint(rand.Uint64(), 16)
+	go d.read(d.conn)
+}
+
+func (d *sim) close() {
+	select {
+	case <-d.closed:
+		return
+	default:
+	}
+	close(d.closed)
+	d.conn.Close()
+	d.mu.Lock()
+	for _, s := range d.sessions {
+		s.stop()
+	}
+	d.mu.Unlock()
+}
+
+// restart drops the connection and the sessions, as a rebooting device does.
+func (d *sim) restart() {
+	d.conn.Close()
+	d.mu.Lock()
+	for k, s := range d.sessions {
+		s.stop()
+		delete(d.sessions, k)
+	}
+	d.mu.Unlock()
+	d.connect()
+}
+
+func (d *sim) write(b []byte) {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	d.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	d.conn.Write(b)
+}
+
+// read parses datagrams (UDP) or a Content-Length framed stream (TCP).
+func (d *sim) read(conn net.Conn) {
+	r := bufio.NewReaderSize(conn, 65536)
+	buf := make([]byte, 65536)
+	for {
+		var raw []byte
+		if d.transport == "UDP" {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			raw = buf[:n]
+		} else {
+			var head bytes.Buffer
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if strings.TrimSpace(line) == "" {
+					if head.Len() == 0 {
+						continue // keepalive CRLF
+					}
+					break
+				}
+				head.WriteString(line)
+			}
+			n := 0
+			for _, l := range strings.Split(head.String(), "\n") {
+				if k, v, ok := strings.Cut(l, ":"); ok && (strings.EqualFold(strings.TrimSpace(k), "Content-Length") || strings.TrimSpace(k) == "l") {
+					n, _ = strconv.Atoi(strings.TrimSpace(v))
+				}
+			}
+			body := make([]byte, n)
+			if _, err := io.ReadFull(r, body); err != nil {
+				return
+			}
+			raw = append(append(head.Bytes(), "\r\n"...), body...)
+		}
+		d.handle(parseSim(raw))
+	}
+}
+
+func parseSim(raw []byte) *simMsg {
+	head, body, _ := bytes.Cut(raw, []byte("\r\n\r\n"))
+	lines := strings.Split(strings.ReplaceAll(string(head), "\r\n", "\n"), "\n")
+	return &simMsg{start: lines[0], hdrs: lines[1:], body: append([]byte(nil), body...)}
+}
+
+func (d *sim) handle(m *simMsg) {
+	if strings.HasPrefix(m.start, "SIP/2.0 ") {
+		code, _ := strconv.Atoi(strings.Fields(m.start)[1])
+		if code < 200 {
+			return
+		}
+		d.mu.Lock()
+		w := d.waiters[m.get("CSeq")]
+		delete(d.waiters, m.get("CSeq"))
+		d.mu.Unlock()
+		if w != nil {
+			w <- m
+		}
+		return
+	}
+	method := strings.Fields(m.start)[0]
+	switch method {
+	case "MESSAGE":
+		d.reply(m, 200, "OK", "", nil)
+		d.queries.Add(1)
+		switch {
+		case bytes.Contains(m.body, []byte("<CmdType>Catalog</CmdType>")):
+			go d.sendCatalog(snOf(m.body))
+		case bytes.Contains(m.body, []byte("<CmdType>DeviceInfo</CmdType>")):
+			go d.message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Response>\r\n<CmdType>DeviceInfo</CmdType>\r\n<SN>%s</SN>\r\n<DeviceID>%s</DeviceID>\r\n<Result>OK</Result>\r\n<DeviceName>测试录像机</DeviceName>\r\n<Manufacturer>Sim</Manufacturer>\r\n<Model>NVR-4</Model>\r\n<Firmware>V1.0</Firmware>\r\n<Channel>4</Channel>\r\n</Response>\r\n", snOf(m.body), d.id), true)
+		}
+	case "INVITE":
+		d.invites.Add(1)
+		d.lastInviteSDP.Store(string(m.body))
+		d.answer(m)
+	case "ACK":
+		d.mu.Lock()
+		s := d.sessions[m.get("Call-ID")]
+		d.mu.Unlock()
+		if s != nil && !d.noMedia.Load() {
+			s.start()
+		}
+	case "BYE":
+		d.byes.Add(1)
+		d.mu.Lock()
+		s := d.sessions[m.get("Call-ID")]
+		delete(d.sessions, m.get("Call-ID"))
+		d.mu.Unlock()
+		if s != nil {
+			s.stop()
+			d.reply(m, 200, "OK", "", nil)
+		} else {
+			d.reply(m, 481, "Call/Transaction Does Not Exist", "", nil)
+		}
+	default:
+		d.reply(m, 405, "Method Not Allowed", "", nil)
+	}
+}
+
+func snOf(body []byte) string {
+	_, after, _ := bytes.Cut(body, []byte("<SN>"))
+	sn, _, _ := bytes.Cut(after, []byte("</SN>"))
+	return string(sn)
+}
+
+// reply answers a request, copying Via, From, To, Call-ID and CSeq (RFC 3261 §8.2.6).
+func (d *sim) reply(m *simMsg, code int, reason, ctype string, body []byte) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "SIP/2.0 %d %s\r\n", code, reason)
+	for _, v := range m.all("Via") {
+		b.WriteString(v + "\r\n")
+	}
+	to := m.get("To")
+	if !strings.Contains(to, "tag=") {
+		to += ";tag=" + d.tag
+	}
+	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nCall-ID: %s\r\nCSeq: %s\r\n", m.get("From"), to, m.get("Call-ID"), m.get("CSeq"))
+	if ctype != "" {
+		fmt.Fprintf(&b, "Contact: <sip:%s@%s>\r\nContent-Type: %s\r\n", d.id, d.local, ctype)
+	}
+	fmt.Fprintf(&b, "User-Agent: sim\r\nContent-Length: %d\r\n\r\n", len(body))
+	d.write(append([]byte(b.String()), body...))
+}
+
+// request sends a request and waits for its final response.
+func (d *sim) request(method, uri string, extra []string, ctype string, body []byte) *simMsg {
+	n := d.cseq.Add(1)
+	key := fmt.Sprintf("%d %s", n, method)
+	w := make(chan *simMsg, 1)
+	d.mu.Lock()
+	d.waiters[key] = w
+	d.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s SIP/2.0\r\n", method, uri)
+	fmt.Fprintf(&b, "Via: SIP/2.0/%s %s;rport;branch=z9hG4bK%d\r\n", d.transport, d.local, rand.Uint64())
+	fmt.Fprintf(&b, "From: <sip:%s@%s>;tag=%s\r\n", d.id, d.domain, d.tag)
+	to := d.id
+	if method == "MESSAGE" {
+		to = d.serverID
+	}
+	fmt.Fprintf(&b, "To: <sip:%s@%s>\r\n", to, d.domain)
+	callID := d.callID
+	if method != "REGISTER" {
+		callID = fmt.Sprintf("%d", rand.Uint64())
+	}
+	fmt.Fprintf(&b, "Call-ID: %s\r\nCSeq: %d %s\r\nMax-Forwards: 70\r\nUser-Agent: sim\r\n", callID, n, method)
+	for _, h := range extra {
+		b.WriteString(h + "\r\n")
+	}
+	if ctype != "" {
+		fmt.Fprintf(&b, "Content-Type: %s\r\n", ctype)
+	}
+	fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n", len(body))
+	msg := append([]byte(b.String()), body...)
+	d.write(msg)
+	// over UDP, retransmit as RFC 3261 §17.1.2.2 says (timer E: T1, doubling up to T2)
+	deadline := time.After(20 * time.Second)
+	resend := 500 * time.Millisecond
+	for {
+		select {
+		case m := <-w:
+			return m
+		case <-time.After(resend):
+			if d.transport == "UDP" {
+				d.write(msg)
+				resend = min(2*resend, 4*time.Second)
+			}
+		case <-deadline:
+			return &simMsg{start: "SIP/2.0 0 timeout"}
+		}
+	}
+}
+
+func status(m *simMsg) int {
+	f := strings.Fields(m.start)
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// register does REGISTER, then the digest round when challenged (GB/T 28181-2016 §9.1.2.1,
+// with the password p); it returns the final response.
+func (d *sim) register(p string, expires int) *simMsg {
+	uri := fmt.Sprintf("sip:%s@%s", d.serverID, d.domain)
+	hdrs := []string{fmt.Sprintf("Contact: <sip:%s@%s>", d.id, d.local), fmt.Sprintf("Expires: %d", expires)}
+	m := d.request("REGISTER", uri, hdrs, "", nil)
+	if status(m) != 401 {
+		return m
+	}
+	ch := m.get("WWW-Authenticate")
+	realm, nonce := param(ch, "realm"), param(ch, "nonce")
+	h := func(s string) string { x := md5.Sum([]byte(s)); return hex.EncodeToString(x[:]) }
+	resp := h(h(d.id+":"+realm+":"+p) + ":" + nonce + ":" + h("REGISTER:"+uri))
+	auth := fmt.Sprintf(`Authorization: Digest username="%s", realm="%s", nonce="%s", uri="%s", response="%s", algorithm=MD5`, d.id, realm, nonce, uri, resp)
+	return d.request("REGISTER", uri, append(hdrs, auth), "", nil)
+}
+
+func param(h, name string) string {
+	_, after, ok := strings.Cut(h, name+`="`)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(after, `"`)
+	return v
+}
+
+// message sends a MANSCDP MESSAGE, in GBK when gbk is set.
+func (d *sim) message(body string, gbk bool) *simMsg {
+	b := []byte(body)
+	if gbk {
+		b, _ = simplifiedchinese.GBK.NewEncoder().Bytes(b)
+	}
+	return d.request("MESSAGE", fmt.Sprintf("sip:%s@%s", d.serverID, d.domain), nil, "Application/MANSCDP+xml", b)
+}
+
+func (d *sim) keepalive() *simMsg {
+	return d.message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Notify>\r\n<CmdType>Keepalive</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<Status>OK</Status>\r\n</Notify>\r\n", rand.IntN(1e6), d.id), false)
+}
+
+// keepalives sends one every period until stop is closed.
+func (d *sim) keepalives(period time.Duration, stop chan struct{}) {
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-d.closed:
+				return
+			case <-t.C:
+				d.keepalive()
+			}
+		}
+	}()
+}
+
+var channelNames = []string{"大门", "停车场", "走廊", "仓库"}
+
+// sendCatalog answers a Catalog query in two parts of two items, SumNum 4, in GBK.
+func (d *sim) sendCatalog(sn string) {
+	for part := 0; part < 2; part++ {
+		var items strings.Builder
+		for i := part * 2; i < part*2+2; i++ {
+			fmt.Fprintf(&items, "<Item>\r\n<DeviceID>%s</DeviceID>\r\n<Name>%s</Name>\r\n<Manufacturer>Sim</Manufacturer>\r\n<Model>IPC</Model>\r\n<Owner>Owner</Owner>\r\n<CivilCode>3402000000</CivilCode>\r\n<Address>%s</Address>\r\n<Parental>0</Parental>\r\n<ParentID>%s</ParentID>\r\n<Status>ON</Status>\r\n</Item>\r\n",
+				d.channels[i], channelNames[i], channelNames[i], d.id)
+		}
+		d.message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Response>\r\n<CmdType>Catalog</CmdType>\r\n<SN>%s</SN>\r\n<DeviceID>%s</DeviceID>\r\n<SumNum>4</SumNum>\r\n<DeviceList Num=\"2\">\r\n%s</DeviceList>\r\n</Response>\r\n", sn, d.id, items.String()), true)
+	}
+}
+
+// answer reads the offer and answers 200 with the device's SDP (GB/T 28181-2016 §9.2.2).
+func (d *sim) answer(m *simMsg) {
+	var ip, port, ssrc, setup string
+	tcp := false
+	for _, l := range strings.Split(strings.ReplaceAll(string(m.body), "\r\n", "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "c=IN IP4 "):
+			ip = strings.TrimPrefix(l, "c=IN IP4 ")
+		case strings.HasPrefix(l, "m=video "):
+			f := strings.Fields(l)
+			port, tcp = f[1], strings.HasPrefix(f[2], "TCP")
+		case strings.HasPrefix(l, "y="):
+			ssrc = l[2:]
+		case strings.HasPrefix(l, "a=setup:"):
+			setup = l[8:]
+		}
+	}
+	n, _ := strconv.ParseUint(ssrc, 10, 32)
+	s := &simSession{clip: d.clip, ssrc: uint32(n), target: net.JoinHostPort(ip, port), tcp: tcp, done: make(chan struct{})}
+	localIP, _, _ := net.SplitHostPort(d.local)
+	mport, msetup := "15060", ""
+	if tcp {
+		msetup = "a=setup:active\r\na=connection:new\r\n"
+		if setup == "active" { // the platform connects: listen
+			ln, err := net.Listen("tcp", net.JoinHostPort(localIP, "0"))
+			if err != nil {
+				d.reply(m, 500, "Server Internal Error", "", nil)
+				return
+			}
+			s.ln = ln
+			mport = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+			msetup = "a=setup:passive\r\na=connection:new\r\n"
+		}
+	}
+	proto := "RTP/AVP"
+	if tcp {
+		proto = "TCP/RTP/AVP"
+	}
+	body := fmt.Sprintf("v=0\r\no=%s 0 0 IN IP4 %s\r\ns=Play\r\nc=IN IP4 %s\r\nt=0 0\r\nm=video %s %s 96\r\na=sendonly\r\na=rtpmap:96 PS/90000\r\n%sy=%s\r\nf=\r\n",
+		d.channels[0], localIP, localIP, mport, proto, msetup, ssrc)
+	d.mu.Lock()
+	d.sessions[m.get("Call-ID")] = s
+	d.mu.Unlock()
+	d.reply(m, 200, "OK", "APPLICATION/SDP", []byte(body))
+}
+
+func (d *sim) sessionCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.sessions)
+}
+
+// simSession sends the clip as PS over RTP (GB/T 28181-2016 Annex C) over UDP, or over TCP
+// with RFC 4571 framing, connecting (the platform passive) or accepting (the platform
+// active), until stopped.
+type simSession struct {
+	clip   *sourcetest.Clip
+	ssrc   uint32
+	target string
+	tcp    bool
+	ln     net.Listener
+	once   sync.Once
+	done   chan struct{}
+	wg     sync.WaitGroup
+	sent   atomic.Int64
+}
+
+func (s *simSession) start() {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		var conn net.Conn
+		var err error
+		switch {
+		case s.ln != nil:
+			s.ln.(*net.TCPListener).SetDeadline(time.Now().Add(20 * time.Second))
+			conn, err = s.ln.Accept()
+		case s.tcp:
+			conn, err = net.DialTimeout("tcp", s.target, 5*time.Second)
+		default:
+			conn, err = net.Dial("udp", s.target)
+		}
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		go func() { <-s.done; conn.Close() }()
+		mux := ps.Muxer{Codec: s.clip.Codec}
+		var frame, out []byte
+		seq := uint16(rand.Uint32())
+		start := time.Now()
+		const rate = 4 // times real time
+		for i := range s.clip.Samples {
+			smp := s.clip.Samples[i]
+			at := start.Add(time.Duration(float64(smp.DTS-s.clip.Samples[0].DTS) / 90000 / rate * float64(time.Second)))
+			select {
+			case <-s.done:
+				return
+			case <-time.After(time.Until(at)):
+			}
+			frame = mux.Frame(frame[:0], s.clip.AnnexB(i), smp.PTS+90000, smp.DTS+90000, smp.Key)
+			for b := frame; len(b) > 0; {
+				n := min(len(b), 1400)
+				p := pionrtp.Packet{Header: pionrtp.Header{Version: 2, PayloadType: 96, SequenceNumber: seq,
+					Timestamp: uint32(smp.DTS), SSRC: s.ssrc, Marker: n == len(b)}, Payload: b[:n]}
+				raw, _ := p.Marshal()
+				if s.tcp {
+					out, _ = rtp.AppendFrame(out[:0], raw)
+					raw = out
+				}
+				conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+				if _, err := conn.Write(raw); err != nil && s.tcp {
+					return
+				}
+				seq++
+				b = b[n:]
+			}
+			s.sent.Add(1)
+		}
+	}()
+}
+
+func (s *simSession) stop() {
+	s.once.Do(func() {
+		close(s.done)
+		if s.ln != nil {
+			s.ln.Close()
+		}
+	})
+}
