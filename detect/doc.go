@@ -36,9 +36,5 @@
 // one goroutine at a time. Class scans start from the score threshold, so the rows that hold
 // nothing (nearly all) cost one predictable comparison per value.
 //
-// go test -bench . ./detect on a shared, loaded 2-core AMD EPYC (load average 7, so figures
-// are upper bounds), Decode including NMS and mapping: YOLOX-Nano's real output on dog.jpg
-// 20 µs (60 µs at threshold 0.01, 31 boxes kept), FastestDet 35 µs, UltraFace 22 µs; full
-// scans of empty outputs: YOLOv5 [1,25200,85] 35 µs, YOLOv8 [1,84,8400] 0.35 ms, NanoDet-Plus
-// [1,3598,112] 0.44 ms. NMS of 1000 clustered boxes 0.8 ms. 0 allocations in every case.
+// Costs per family (go test -bench . ./detect) are in docs/benchmarks.md.
 package detect

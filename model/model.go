@@ -89,8 +89,8 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)
 	}
 	// ONNX Runtime's intra-op threads spin between operators by default; next to a dozen decoder
-	// goroutines on the same cores that spinning steals their time (measured: end-to-end fps
-	// ×2.7 with 4 streams on 2 cores when off). ort_config overrides.
+	// goroutines on the same cores that spinning steals their time (docs/benchmarks.md). ort_config
+	// overrides.
 	entries := map[string]string{"session.intra_op.allow_spinning": "0", "session.inter_op.allow_spinning": "0"}
 	for k, v := range c.ORTConfig {
 		entries[k] = v

@@ -31,7 +31,6 @@
 //
 // # Cost
 //
-// On one core of an AMD EPYC (go test -bench Run): 768×432 I420 → 416×416 letterbox about
-// 1.4 ms, → 352×352 area stretch 1.7 ms, → 320×240 RGB stretch 1.4 ms; BGR24 → 416 letterbox
-// 1.1 ms; 1920×1080 NV12 → 416 letterbox 2.6 ms. No allocation per frame.
+// Costs per conversion (go test -bench Run ./preprocess) are in docs/benchmarks.md; none
+// allocates per frame.
 package preprocess
