@@ -386,3 +386,31 @@ func TestCredentialsRedacted(t *testing.T) {
 		t.Fatal("the logs do not name the (redacted) source at all")
 	}
 }
+
+// TestSceneBadInput: zones and lines that cannot work are refused with the field named, and the
+// running stream is untouched.
+func TestSceneBadInput(t *testing.T) {
+	e := start(t, "")
+	video := asset(t, "videos/car-detection.mp4")
+	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cars","source":%q,"loop":true}`, video), 201, nil)
+	for _, c := range []struct{ body, says string }{
+		{`{"zones":[{"name":"z","polygon":[[1,1],[9,9]]}]}`, "fewer than 3 points"},
+		{`{"zones":[{"name":"z","polygon":[[0,0],[100,100],[100,0],[0,100]]}]}`, "self-intersecting"},
+		{`{"lines":[{"name":"l","points":[[5,5],[5,5]]}]}`, "zero length"},
+		{`{"lines":[{"name":"l","points":[[0,5],[50,5]],"classes":["unicorn"]}]}`, `unknown class \"unicorn\"`},
+	} {
+		resp, b := e.do("PUT", "/api/streams/cars/scene", c.body)
+		if resp.StatusCode != 422 || !strings.Contains(string(b), c.says) {
+			t.Errorf("PUT scene %s: %s %s, want 422 saying %q", c.body, resp.Status, b, c.says)
+		}
+	}
+	resp, b := e.do("POST", "/api/streams", fmt.Sprintf(`{"id":"cars2","source":%q,"zones":[{"name":"z","polygon":[[1,1],[50,1],[50,50]],"classes":["unicorn"]}]}`, video))
+	if resp.StatusCode != 422 || !strings.Contains(string(b), `unknown class \"unicorn\"`) {
+		t.Errorf("POST with an unknown class: %s %s", resp.Status, b)
+	}
+	var sv api.SceneView
+	e.want("PUT", "/api/streams/cars/scene", `{"lines":[{"name":"l","points":[[0,5],[50,5]],"classes":["car"]}]}`, 200, &sv)
+	if len(sv.Lines) != 1 || sv.Lines[0].Name != "l" {
+		t.Fatalf("scene %+v", sv)
+	}
+}

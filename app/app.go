@@ -147,6 +147,9 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 	if _, ok := a.Pipeline.Stream(s.ID); ok {
 		return fmt.Errorf("stream %s already exists", s.ID)
 	}
+	if err := a.checkClasses(&s); err != nil {
+		return fmt.Errorf("stream %s: %w", s.ID, err)
+	}
 	id := s.ID
 	sc := pipeline.StreamConfig{Stream: s, Device: -1,
 		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
@@ -259,4 +262,24 @@ func (a *App) closeSinks() error {
 // NewEventsSink declares a jsonl sink of scene events to path ("-": stdout).
 func NewEventsSink(path string) config.Sink {
 	return config.NewSink("jsonl", map[string]any{"path": path, "carry": "events"})
+}
+
+// checkClasses checks the class names of a stream's zones and lines against its model's labels
+// (loading the model if it is not yet: the stream would load it next anyway).
+func (a *App) checkClasses(s *config.Stream) error {
+	named := false
+	for _, z := range s.Zones {
+		named = named || len(z.Classes) > 0
+	}
+	for _, l := range s.Lines {
+		named = named || len(l.Classes) > 0
+	}
+	if !named || s.OnGPU() {
+		return nil
+	}
+	e, err := a.Registry.Get(s.Model)
+	if err != nil || e.Current() == nil {
+		return nil // the pipeline reports the model's error
+	}
+	return s.Config.Check(0, 0, e.Current().Labels())
 }
