@@ -3,7 +3,7 @@
 # efficiency benchmark of docs/benchmarks.md ("Pipeline efficiency") on that machine's CPU cores,
 # for ONNX Runtime's default intra-op threads, 8 threads and 1 thread.
 # Needs .build/bin/pipeline.test, built on the development machine with the static FFmpeg:
-#   PKG_CONFIG=$PWD/scripts/pkg-config-static go test -c -tags vinfer_static -o .build/bin/pipeline.test ./pipeline
+#   PKG_CONFIG=$PWD/scripts/pkg-config-static go test -c -tags vinfer_static -o .build/bin/pipeline.test ./e2e/pipeline
 # and the git-ignored assets assets/videos/car-detection.mp4 and assets/models/yolox_nano_416.onnx
 # (carried with it). Writes $OUT/cpu-efficiency.log.
 # Environment: THREADS (default "0 8 1"; 0 = ONNX Runtime's default), STREAMS (default "1 4 16"),
@@ -25,7 +25,7 @@ done
 echo "== $(date -u +%FT%TZ) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 lscpu | grep -E '^(Thread|Core|Socket|L3)' || true
 echo "streams: $VINFER_BENCH_STREAMS; rounds: $VINFER_BENCH_ROUNDS; ORT: $VINFER_ORT_LIB"
-cd pipeline
+cd e2e/pipeline
 for t in ${THREADS:-0 8 1}; do
   echo "== intra-op threads $t (0: ONNX Runtime's default)"
   VINFER_BENCH_THREADS=$t timeout -s KILL "${LIMIT:-190}" "$bin" -test.run XXX -test.bench Efficiency \
