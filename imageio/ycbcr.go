@@ -11,9 +11,8 @@ const (
 )
 
 type jpegTables struct {
-	crR, cbB   [256]int32 // already shifted down
-	crG, cbG   [256]int32 // summed, then shifted
-	rangeLimit func(int32) uint8
+	crR, cbB [256]int32 // already shifted down
+	crG, cbG [256]int32 // summed, then shifted
 }
 
 var jt = func() *jpegTables {

@@ -147,12 +147,8 @@ func (t *Tracker) Init() error {
 // Reset forgets every track, for a new timeline (a looped file, a reconnected camera). Track IDs
 // keep counting, so they stay unique for the Tracker's life.
 func (t *Tracker) Reset() {
-	for _, s := range t.tracked {
-		t.free = append(t.free, s)
-	}
-	for _, s := range t.lost {
-		t.free = append(t.free, s)
-	}
+	t.free = append(t.free, t.tracked...)
+	t.free = append(t.free, t.lost...)
 	t.tracked, t.lost = t.tracked[:0], t.lost[:0]
 	t.frame = 0
 }

@@ -23,8 +23,6 @@ import (
 	vmodel "github.com/vinfer/vinfer/model"
 )
 
-func repoRoot(t testing.TB) string { return testutil.Root(t) }
-
 func asset(t testing.TB, rel string) string { return testutil.Asset(t, rel) }
 
 // scrape fetches url and parses the Prometheus text exposition.

@@ -35,10 +35,6 @@ func readUntil(t *testing.T, s *Source, m *sourcetest.Matcher, done func(*media.
 	}
 }
 
-func all(m *sourcetest.Matcher) func(*media.AccessUnit) bool {
-	return func(*media.AccessUnit) bool { return m.Matched == len(m.Clip.Samples) }
-}
-
 // TestUDP receives the clips from the in-test GB28181 sender over UDP: every access unit must
 // arrive byte-exact with the clip's PTS.
 func TestUDP(t *testing.T) {
