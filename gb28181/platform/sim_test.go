@@ -29,7 +29,7 @@ import (
 // code with the platform's SIP library, so each checks the other.
 type sim struct {
 	t                      *testing.T
-	id, password, realm    string
+	id, password           string
 	serverID, domain       string
 	server                 string // platform host:port
 	transport              string // UDP or TCP
