@@ -3,6 +3,7 @@ package evidence
 import (
 	"bufio"
 	"fmt"
+	"github.com/vinfer/vinfer/internal/atomicfile"
 	"io"
 	"io/fs"
 	"os"
@@ -49,11 +50,7 @@ var why = map[string]string{
 }
 
 // fileWriter is a file being written.
-type fileWriter interface {
-	io.Writer
-	Sync() error
-	Close() error
-}
+type fileWriter = atomicfile.File
 
 func createFile(name string) (fileWriter, error) {
 	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -301,46 +298,14 @@ func (r *Recorder) writeFile(path string, write func(io.Writer) error) (int64, e
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return 0, err
 	}
-	tmp := path + ".tmp"
-	f, err := r.create(tmp)
-	if err != nil {
-		return 0, err
-	}
-	cw := &countWriter{w: f}
-	bw := bufio.NewWriterSize(cw, 256<<10)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return 0, err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil { // the rename itself
-		d.Sync()
-		d.Close()
-	}
-	return cw.n, nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	create := func(name string) (atomicfile.File, error) { return r.create(name) }
+	return atomicfile.Write(path, atomicfile.Options{Create: create}, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 256<<10)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }
 
 // writeClip muxes a completed clip, writes its snapshots and indexes it.

@@ -2,7 +2,9 @@ package outbox
 
 import (
 	"encoding/binary"
+	"github.com/vinfer/vinfer/internal/atomicfile"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +19,7 @@ const (
 	cursorMagic = "VOBC"
 	cursorSize  = 16
 	cursorExt   = ".cursor"
-	tmpExt      = ".tmp"
+	tmpExt      = atomicfile.TmpExt
 )
 
 // validName reports whether name is a valid consumer name.
@@ -66,28 +68,13 @@ func readCursor(path string) (uint64, error) {
 // writeCursor replaces a consumer's cursor file atomically: it writes a temporary file, syncs
 // it, renames it over the cursor file and syncs the directory (no syncs unless durable).
 func writeCursor(dir, name string, seq uint64, durable bool) error {
-	path := filepath.Join(dir, name+cursorExt)
-	tmp := path + tmpExt
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
-	if err != nil {
-		return err
+	create := func(name string) (atomicfile.File, error) {
+		return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
 	}
-	_, err = f.Write(encodeCursor(seq))
-	if err == nil && durable {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if durable {
-		return syncDir(dir)
-	}
-	return nil
+	_, err := atomicfile.Write(filepath.Join(dir, name+cursorExt), atomicfile.Options{NoSync: !durable, Create: create},
+		func(w io.Writer) error {
+			_, err := w.Write(encodeCursor(seq))
+			return err
+		})
+	return err
 }
