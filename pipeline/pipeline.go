@@ -194,6 +194,9 @@ func (s *stream) finish() {
 			return
 		}
 	}
+	if s.scene != nil {
+		s.p.results <- resultMsg{r: s.p.getResult(), st: s, end: true}
+	}
 	s.sched.remove(s.q)
 	for _, it := range s.q.close() {
 		s.recycle(it)
@@ -350,6 +353,10 @@ func (p *Pipeline) output() {
 	defer close(p.outDone)
 	for msg := range p.results {
 		r := msg.r
+		if msg.end {
+			p.endScene(msg.st, r)
+			continue
+		}
 		if sc := msg.st.scene; sc != nil {
 			sc.process(r)
 		} else {
@@ -374,6 +381,24 @@ func (p *Pipeline) output() {
 		case p.free <- r:
 		default:
 		}
+	}
+}
+
+// endScene sends a stream's closing scene events (zone.leave of tracks still inside, track.end)
+// to the sinks, as a result without detections at the stream's last frame.
+func (p *Pipeline) endScene(st *stream, r *sink.Result) {
+	st.scene.end(r)
+	if len(r.Events) > 0 {
+		for _, s := range p.opts.Sinks {
+			if err := s.Write(r); err != nil && p.sinkErr == nil {
+				p.sinkErr = err
+				p.log("sink: %v", err)
+			}
+		}
+	}
+	select {
+	case p.free <- r:
+	default:
 	}
 }
 

@@ -20,6 +20,7 @@ type scene struct {
 	tracks   []track.Track
 	objs     []analytics.Object
 	frame    analytics.Frame
+	last     sink.Result // the last processed frame's identity (no slices), for end
 }
 
 // newScene builds a stream's scene; nil when the stream does not track (tracker: none).
@@ -67,4 +68,16 @@ func (sc *scene) process(r *sink.Result) {
 	}
 	sc.frame = analytics.Frame{Index: r.Frame, PTS: r.PTS, Time: r.Wallclock, Width: r.Width, Height: r.Height, Objects: sc.objs}
 	r.Events = sc.analyzer.Process(r.Events[:0], &sc.frame)
+	sc.last = *r
+	sc.last.Detections, sc.last.Events, sc.last.Secondary, sc.last.SecondaryParent, sc.last.SecondaryModel = nil, nil, nil, nil, nil
+}
+
+// end fills r as the stream's closing result: the last frame's identity, no detections, and the
+// events of every track still known ending now.
+func (sc *scene) end(r *sink.Result) {
+	dets, evs := r.Detections[:0], r.Events[:0]
+	*r = sc.last
+	r.Detections = dets
+	r.ResetSecondary()
+	r.Events = sc.analyzer.Flush(evs)
 }

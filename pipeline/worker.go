@@ -209,4 +209,7 @@ func (m *modelRunner) runCascades(batch []item) {
 type resultMsg struct {
 	r  *sink.Result
 	st *stream
+	// end marks the stream's last message: no frame, the scene's closing events (tracks that
+	// were still in a zone leave it).
+	end bool
 }

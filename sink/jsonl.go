@@ -15,7 +15,7 @@ import (
 type JSONL struct {
 	W    io.Writer
 	Live bool
-	// AllFrames writes every result; otherwise only results with detections.
+	// AllFrames writes every result; otherwise only results with detections or events.
 	AllFrames bool
 	// Events writes one line per scene event (docs/events.schema.json) instead of one per
 	// result.
@@ -28,7 +28,7 @@ type JSONL struct {
 
 // Write encodes r as one line.
 func (j *JSONL) Write(r *Result) error {
-	if j.Events && len(r.Events) == 0 || !j.Events && !j.AllFrames && len(r.Detections) == 0 {
+	if j.Events && len(r.Events) == 0 || !j.Events && !j.AllFrames && len(r.Detections) == 0 && len(r.Events) == 0 {
 		return nil
 	}
 	if j.bw == nil {

@@ -108,6 +108,11 @@ func TestSceneEvents(t *testing.T) {
 			t.Fatalf("track %d: unbalanced zone events at %+v", e.TrackID, e)
 		}
 	}
+	for id, n := range inside {
+		if n != 0 {
+			t.Errorf("track %d still inside the zone after the stream ended", id)
+		}
+	}
 	if len(crossings) < 4 {
 		t.Fatalf("%d tracks crossed the exit line, want the people of the clip (6): %v", len(crossings), crossings)
 	}
