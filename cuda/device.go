@@ -129,8 +129,9 @@ func (d *Device) Name() string { return d.name }
 func (d *Device) Context() uintptr { return uintptr(unsafe.Pointer(d.ctx)) }
 
 // Bind makes the device's context current on the calling OS thread and locks the calling
-// goroutine to that thread (runtime.LockOSThread); the caller undoes it with
-// runtime.UnlockOSThread when done. Prefer RunLocked.
+// goroutine to that thread (runtime.LockOSThread), the one place vinfer locks threads for the
+// GPU: a decoder or inference worker binds once for its life and undoes it with Unbind (or
+// exits locked, which ends the thread). Prefer RunLocked.
 func (d *Device) Bind() error {
 	runtime.LockOSThread()
 	if err := check("cuCtxSetCurrent", C.vf_cuCtxSetCurrent(d.ctx)); err != nil {
@@ -140,13 +141,16 @@ func (d *Device) Bind() error {
 	return nil
 }
 
+// Unbind unlocks the calling goroutine from its thread after Bind.
+func (d *Device) Unbind() { runtime.UnlockOSThread() }
+
 // RunLocked runs fn on the calling goroutine locked to its OS thread with the device's context
 // current, set once before fn starts: the shape of a GPU worker's loop. It returns fn's error.
 func (d *Device) RunLocked(fn func() error) error {
 	if err := d.Bind(); err != nil {
 		return err
 	}
-	defer runtime.UnlockOSThread()
+	defer d.Unbind()
 	return fn()
 }
 
