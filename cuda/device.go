@@ -138,7 +138,18 @@ func (d *Device) Bind() error {
 		runtime.UnlockOSThread()
 		return err
 	}
+	threadLocalCapture()
 	return nil
+}
+
+// threadLocalCapture sets the calling thread's stream capture mode to thread-local
+// (cuThreadExchangeStreamCaptureMode): ONNX Runtime captures CUDA graphs in the global mode,
+// which would otherwise forbid every other thread's synchronizing calls (an inference lane
+// waiting for its batch, NVDEC, allocations) while one session warms up, e.g. during a hot
+// reload.
+func threadLocalCapture() {
+	mode := C.int(1) // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+	C.vf_cuThreadExchangeStreamCaptureMode(&mode)
 }
 
 // Unbind unlocks the calling goroutine from its thread after Bind.
@@ -159,6 +170,7 @@ func (d *Device) RunLocked(fn func() error) error {
 func (d *Device) with(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	threadLocalCapture()
 	var cur C.CUcontext
 	if err := check("cuCtxGetCurrent", C.vf_cuCtxGetCurrent(&cur)); err != nil {
 		return err

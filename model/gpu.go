@@ -40,13 +40,29 @@ type gpuEngine struct {
 	lanes    []*gpuLane
 }
 
-// gpuLane is one worker's share of a gpuEngine.
+// gpuLane is one worker's share of a gpuEngine. Everything it does with CUDA and ONNX Runtime
+// runs on its own OS thread (serve), from load to close: ONNX Runtime's CUDA provider keeps
+// captured CUDA graphs per thread, so the thread that warmed a session up (capturing its
+// graphs) must be the one that replays them. The pipeline's worker hands it requests (op)
+// and waits for each.
 type gpuLane struct {
 	m      *Model // its session, on stream
 	stream *cuda.Stream
 	pre    gpu.Preprocessor
 	dec    detect.Decoder
 	sets   []gpuSet
+	ops    chan *laneOp
+	done   chan error    // one per op
+	exited chan struct{} // serve returned, the lane's resources freed
+	op     laneOp        // the request in flight (one caller per lane)
+}
+
+// laneOp is a request to a lane's thread: queue a batch into a set, or wait for a set.
+type laneOp struct {
+	wait   bool
+	slot   int
+	frames []*frame.Frame
+	tr     []preprocess.Transform
 }
 
 // gpuSet is one batch in flight.
@@ -112,18 +128,50 @@ func (l *Loader) openLanes(decl config.Model, ordinal int, graph bool) (*gpuEngi
 		inflight = DefaultGPUInFlight
 	}
 	for range workers {
-		if err := e.addLane(l, decl, ordinal, inflight); err != nil {
+		ln := &gpuLane{ops: make(chan *laneOp), done: make(chan error), exited: make(chan struct{})}
+		ready := make(chan error)
+		go e.serve(ln, ready, l, decl, ordinal, inflight)
+		if err := <-ready; err != nil {
+			<-ln.exited
 			e.close(nil)
 			return nil, err
 		}
+		e.lanes = append(e.lanes, ln)
 	}
 	return e, nil
 }
 
-// addLane loads one lane: its stream, session, preprocessor, decoder and input sets, warmed up.
-func (e *gpuEngine) addLane(l *Loader, decl config.Model, ordinal, inflight int) error {
-	ln := &gpuLane{}
-	e.lanes = append(e.lanes, ln)
+// serve is a lane's thread: it loads the lane (reporting to ready), runs its requests until
+// ops is closed, and frees it.
+func (e *gpuEngine) serve(ln *gpuLane, ready chan<- error, l *Loader, decl config.Model, ordinal, inflight int) {
+	defer close(ln.exited)
+	err := e.dev.RunLocked(func() error {
+		defer e.freeLane(ln)
+		if err := e.addLane(ln, l, decl, ordinal, inflight); err != nil {
+			return err
+		}
+		ready <- nil
+		for op := range ln.ops {
+			set := &ln.sets[op.slot]
+			var err error
+			if op.wait {
+				err = set.done.Synchronize()
+			} else if err = e.queue(ln, set, op.frames, op.tr); err != nil {
+				// The frames may be released once Submit returns: let queued work that reads them end.
+				err = errors.Join(err, ln.stream.Synchronize())
+			}
+			ln.done <- err
+		}
+		return nil
+	})
+	if err != nil {
+		ready <- err
+	}
+}
+
+// addLane loads one lane on its thread: its stream, session, preprocessor, decoder and input
+// sets, warmed up.
+func (e *gpuEngine) addLane(ln *gpuLane, l *Loader, decl config.Model, ordinal, inflight int) error {
 	var err error
 	if ln.stream, err = e.dev.NewStream(); err != nil {
 		return fmt.Errorf("model %s on cuda:%d: %w", decl.Name, ordinal, err)
@@ -161,24 +209,22 @@ func (e *gpuEngine) initLane(ln *gpuLane, inflight int) error {
 	// captures each set's CUDA graph at the first runs of a shape. Every batch runs at the full
 	// shape (the CUDA EP plugin hung when batch shapes varied: docs/benchmarks-gpu.md), so that
 	// is the only one warmed.
-	return e.dev.RunLocked(func() error {
+	for k := range ln.sets {
+		if err := ln.stream.Fill32(ln.sets[k].input.Ptr, 0, ln.sets[k].input.Size/4); err != nil {
+			return err
+		}
+	}
+	for range 3 {
 		for k := range ln.sets {
-			if err := ln.stream.Fill32(ln.sets[k].input.Ptr, 0, ln.sets[k].input.Size/4); err != nil {
-				return err
+			if err := e.infer(ln, &ln.sets[k]); err != nil {
+				return fmt.Errorf("%w inference of a batch of %d: %w", errWarmUp, e.maxBatch, err)
 			}
 		}
-		for range 3 {
-			for k := range ln.sets {
-				if err := e.infer(ln, &ln.sets[k]); err != nil {
-					return fmt.Errorf("%w inference of a batch of %d: %w", errWarmUp, e.maxBatch, err)
-				}
-			}
-		}
-		if err := ln.stream.Synchronize(); err != nil {
-			return fmt.Errorf("%w: %w", errWarmUp, err)
-		}
-		return nil
-	})
+	}
+	if err := ln.stream.Synchronize(); err != nil {
+		return fmt.Errorf("%w: %w", errWarmUp, err)
+	}
+	return nil
 }
 
 // initSet allocates input set k of a lane: input, outputs, pinned copies, the bound run (with
@@ -261,9 +307,12 @@ func (e *gpuEngine) submit(lane, slot int, frames []*frame.Frame, tr []preproces
 	if n < 1 || n > e.maxBatch || len(tr) < n {
 		return fmt.Errorf("model on cuda:%d: batch of %d frames (%d transforms) outside 1…%d", e.dev.Ordinal(), n, len(tr), e.maxBatch)
 	}
-	if err := e.queue(ln, set, frames, tr); err != nil {
-		// The frames may be released once this returns: let queued work that reads them end.
-		return errors.Join(err, ln.stream.Synchronize())
+	ln.op = laneOp{slot: slot, frames: frames, tr: tr}
+	ln.ops <- &ln.op
+	err = <-ln.done
+	ln.op = laneOp{}
+	if err != nil {
+		return err
 	}
 	set.n = n
 	return nil
@@ -299,11 +348,13 @@ func (e *gpuEngine) queue(ln *gpuLane, set *gpuSet, frames []*frame.Frame, tr []
 
 // wait is DeviceVersion.Wait.
 func (e *gpuEngine) wait(lane, slot int) ([]tensor.Tensor, error) {
-	_, set, err := e.set(lane, slot)
+	ln, set, err := e.set(lane, slot)
 	if err != nil {
 		return nil, err
 	}
-	if err := set.done.Synchronize(); err != nil {
+	ln.op = laneOp{wait: true, slot: slot}
+	ln.ops <- &ln.op
+	if err := <-ln.done; err != nil {
 		return nil, err
 	}
 	for i := range set.views {
@@ -323,43 +374,47 @@ func (e *gpuEngine) set(lane, slot int) (*gpuLane, *gpuSet, error) {
 	return ln, &ln.sets[slot], nil
 }
 
-// close frees everything the engine holds, the lanes' sessions (lane 0's is m, the version's
-// model) included, in dependency order, after the last batch (its worker waited for it).
+// close ends the lanes' threads, which free everything they hold, the lanes' sessions (lane
+// 0's is m, the version's model) included, after the last batch (its worker waited for it).
 func (e *gpuEngine) close(_ *Model) error {
-	var errs []error
 	for _, ln := range e.lanes {
-		if ln.stream != nil {
-			errs = append(errs, ln.stream.Synchronize())
-		}
-		for k := range ln.sets {
-			set := &ln.sets[k]
-			if set.run != nil {
-				set.run.Release() // the IO binding before its session
-			}
-			if set.input != nil {
-				errs = append(errs, set.input.Free(nil))
-			}
-			for i := range set.outs {
-				errs = append(errs, set.outs[i].Free(nil))
-			}
-			for i := range set.host {
-				errs = append(errs, set.host[i].Free())
-			}
-			if set.done != nil {
-				errs = append(errs, set.done.Destroy())
-			}
-		}
-		if ln.m != nil {
-			ln.m.Close()
-		}
-		errs = append(errs, ln.pre.Close())
-		if ln.stream != nil {
-			errs = append(errs, ln.stream.Destroy())
-		}
+		close(ln.ops)
+		<-ln.exited
 	}
 	e.lanes = nil
-	errs = append(errs, e.dev.Close())
-	return errors.Join(errs...)
+	return e.dev.Close()
+}
+
+// freeLane frees what a lane holds, in dependency order, on its thread.
+func (e *gpuEngine) freeLane(ln *gpuLane) {
+	if ln.stream != nil {
+		ln.stream.Synchronize()
+	}
+	for k := range ln.sets {
+		set := &ln.sets[k]
+		if set.run != nil {
+			set.run.Release() // the IO binding before its session
+		}
+		if set.input != nil {
+			set.input.Free(nil)
+		}
+		for i := range set.outs {
+			set.outs[i].Free(nil)
+		}
+		for i := range set.host {
+			set.host[i].Free()
+		}
+		if set.done != nil {
+			set.done.Destroy()
+		}
+	}
+	if ln.m != nil {
+		ln.m.Close()
+	}
+	ln.pre.Close()
+	if ln.stream != nil {
+		ln.stream.Destroy()
+	}
 }
 
 // DeviceVersion is a Version loaded on a GPU (Registry.GetDevice). It takes decoded frames in
@@ -388,7 +443,8 @@ func (d DeviceVersion) CUDAGraph() bool { return d.gpu.graph }
 
 // Bind makes the GPU's context current on the calling OS thread and locks the calling
 // goroutine to it for its life (cuda.Device.Bind): a worker calls it once, before its first
-// Submit.
+// Submit. The lanes run on threads of their own; the worker's thread releases the frames
+// (NVDEC surfaces) after each batch.
 func (d DeviceVersion) Bind() error { return d.gpu.dev.Bind() }
 
 // Submit queues a batch of NV12 frames in the GPU's memory on slot of lane: frame b goes to
