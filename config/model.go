@@ -43,11 +43,26 @@ type Model struct {
 	MaxBatch int `yaml:"max_batch,omitempty" json:"max_batch,omitempty"`
 	// MaxDelay is how long a partial batch waits for more frames before it runs (default 2ms).
 	MaxDelay Duration `yaml:"max_delay,omitempty" json:"max_delay,omitempty"`
+	// Workers is how many inference workers run the model per GPU (decoder: nvdec streams),
+	// each with its own CUDA stream and session (0: 2). The CPU path has one worker per model.
+	Workers int `yaml:"workers,omitempty" json:"workers,omitempty"`
+	// InFlight is how many batches each GPU worker keeps queued on the device, so that it
+	// gathers, preprocesses and post-processes one batch while the GPU runs another (0: 2).
+	InFlight int `yaml:"inflight,omitempty" json:"inflight,omitempty"`
+	// CUDAGraph replays a GPU worker's batches as CUDA graphs, queued without a host wait
+	// (default true; false for a model whose graph cannot be captured).
+	CUDAGraph *bool `yaml:"cuda_graph,omitempty" json:"cuda_graph,omitempty"`
 	// Preload loads the model at start instead of on first use.
 	Preload bool `yaml:"preload,omitempty" json:"preload,omitempty"`
 	// Cascade runs secondary models on crops of this model's detections.
 	Cascade []Cascade `yaml:"cascade,omitempty" json:"cascade,omitempty"`
 }
+
+// Bounds of Model.Workers and Model.InFlight.
+const (
+	MaxGPUWorkers = 16
+	MaxInFlight   = 8
+)
 
 // Cascade declares a secondary model run on crops of the primary model's detections; its
 // detections appear as "children" of the parent detection.
@@ -129,6 +144,12 @@ func (m *Model) Validate(where string) error {
 	}
 	if m.MaxDelay < 0 {
 		add(".max_delay must be ≥ 0")
+	}
+	if m.Workers < 0 || m.Workers > MaxGPUWorkers {
+		add(".workers must be 0…%d", MaxGPUWorkers)
+	}
+	if m.InFlight < 0 || m.InFlight > MaxInFlight {
+		add(".inflight must be 0…%d", MaxInFlight)
 	}
 	if m.IntraOpThreads < 0 {
 		add(".intra_op_threads must be ≥ 0")

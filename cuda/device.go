@@ -129,16 +129,31 @@ func (d *Device) Name() string { return d.name }
 func (d *Device) Context() uintptr { return uintptr(unsafe.Pointer(d.ctx)) }
 
 // Bind makes the device's context current on the calling OS thread and locks the calling
-// goroutine to that thread (runtime.LockOSThread); the caller undoes it with
-// runtime.UnlockOSThread when done. Prefer RunLocked.
+// goroutine to that thread (runtime.LockOSThread), the one place vinfer locks threads for the
+// GPU: a decoder or inference worker binds once for its life and undoes it with Unbind (or
+// exits locked, which ends the thread). Prefer RunLocked.
 func (d *Device) Bind() error {
 	runtime.LockOSThread()
 	if err := check("cuCtxSetCurrent", C.vf_cuCtxSetCurrent(d.ctx)); err != nil {
 		runtime.UnlockOSThread()
 		return err
 	}
+	threadLocalCapture()
 	return nil
 }
+
+// threadLocalCapture sets the calling thread's stream capture mode to thread-local
+// (cuThreadExchangeStreamCaptureMode): ONNX Runtime captures CUDA graphs in the global mode,
+// which would otherwise forbid every other thread's synchronizing calls (an inference lane
+// waiting for its batch, NVDEC, allocations) while one session warms up, e.g. during a hot
+// reload.
+func threadLocalCapture() {
+	mode := C.int(1) // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+	C.vf_cuThreadExchangeStreamCaptureMode(&mode)
+}
+
+// Unbind unlocks the calling goroutine from its thread after Bind.
+func (d *Device) Unbind() { runtime.UnlockOSThread() }
 
 // RunLocked runs fn on the calling goroutine locked to its OS thread with the device's context
 // current, set once before fn starts: the shape of a GPU worker's loop. It returns fn's error.
@@ -146,7 +161,7 @@ func (d *Device) RunLocked(fn func() error) error {
 	if err := d.Bind(); err != nil {
 		return err
 	}
-	defer runtime.UnlockOSThread()
+	defer d.Unbind()
 	return fn()
 }
 
@@ -155,6 +170,7 @@ func (d *Device) RunLocked(fn func() error) error {
 func (d *Device) with(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	threadLocalCapture()
 	var cur C.CUcontext
 	if err := check("cuCtxGetCurrent", C.vf_cuCtxGetCurrent(&cur)); err != nil {
 		return err

@@ -47,6 +47,7 @@ CUresult vf_cuCtxSetCurrent(CUcontext c) { CALL(cuCtxSetCurrent, c); }
 CUresult vf_cuCtxGetCurrent(CUcontext *c) { CALL(cuCtxGetCurrent, c); }
 CUresult vf_cuCtxSynchronize(void) { return p_cuCtxSynchronize ? p_cuCtxSynchronize() : NOT_INIT; }
 CUresult vf_cuMemGetInfo(size_t *f, size_t *t) { CALL(cuMemGetInfo, f, t); }
+CUresult vf_cuThreadExchangeStreamCaptureMode(int *m) { CALL(cuThreadExchangeStreamCaptureMode, m); }
 CUresult vf_cuStreamCreate(CUstream *s, unsigned f) { CALL(cuStreamCreate, s, f); }
 CUresult vf_cuStreamDestroy(CUstream s) { CALL(cuStreamDestroy, s); }
 CUresult vf_cuStreamSynchronize(CUstream s) { CALL(cuStreamSynchronize, s); }

@@ -68,6 +68,7 @@ CUresult vf_cuCtxSetCurrent(CUcontext c);
 CUresult vf_cuCtxGetCurrent(CUcontext *c);
 CUresult vf_cuCtxSynchronize(void);
 CUresult vf_cuMemGetInfo(size_t *free, size_t *total);
+CUresult vf_cuThreadExchangeStreamCaptureMode(int *mode);
 CUresult vf_cuStreamCreate(CUstream *s, unsigned flags);
 CUresult vf_cuStreamDestroy(CUstream s);
 CUresult vf_cuStreamSynchronize(CUstream s);

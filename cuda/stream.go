@@ -73,6 +73,9 @@ func (d *Device) NewEvent(timing bool) (*Event, error) {
 	return ev, nil
 }
 
+// Handle returns the CUevent value (frame.Fence).
+func (e *Event) Handle() uintptr { return uintptr(unsafe.Pointer(e.e)) }
+
 // Record captures the work queued on s so far.
 func (e *Event) Record(s *Stream) error {
 	return check("cuEventRecord", C.vf_cuEventRecord(e.e, s.s))

@@ -58,6 +58,9 @@ type Frame struct {
 	// GPU ordinal then, -1 for host frames.
 	DevicePlanes [3]uintptr
 	Device       int
+	// Ready, for a picture in device memory, is where it becomes complete on its decoder's
+	// stream (set at each emit, valid while the frame is held); nil: complete already.
+	Ready Fence
 	// FullRange marks YUV with 0–255 luma (JPEG range) instead of 16–235.
 	FullRange bool
 
@@ -104,6 +107,7 @@ func (f *Frame) Release() {
 	}
 	f.Planes = [3][]byte{}
 	f.DevicePlanes = [3]uintptr{}
+	f.Ready = nil
 	if f.pool != nil {
 		f.pool.put(f)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/vinfer/vinfer/codec"
@@ -14,14 +13,15 @@ import (
 )
 
 // DefaultFrames is the frame pool size of a Decoder whose Frames is 0: enough for a stream's
-// inference queue, a batch in flight and the snapshot frame, so that NVDEC rarely waits.
+// inference queue, its frames in the batches in flight and the snapshot frame, so that NVDEC
+// rarely waits.
 const DefaultFrames = 8
 
 // Decoder decodes one stream's H.264 or H.265 access units with NVDEC (codec.NVDEC) on Device,
 // for the pipeline (it implements pipeline.VideoDecoder). Frames stay in device memory (NV12);
-// each emitted frame has a ready event (Ready) recorded on the decoder's own CUDA stream after
-// FFmpeg queued the picture's mapping there, so that the model's GPU runner orders its
-// preprocessing after it without a host wait.
+// each emitted frame carries a ready event (frame.Frame.Ready, a *cuda.Event) recorded on the
+// decoder's own CUDA stream after FFmpeg queued the picture's mapping there, so that the
+// model's GPU lane orders its preprocessing after it without a host wait.
 //
 // The goroutine that calls Decode first is locked to its OS thread with the device's context
 // current for the decoder's life (NVDEC's rule: its stream's work is queued from one bound
@@ -116,12 +116,12 @@ func (d *Decoder) record(f *frame.Frame) error {
 			return fmt.Errorf("gpurun: frame ready event: %w", err)
 		}
 		d.events[f] = ev
-		ready.Store(f, ev)
 	}
 	if err := ev.Record(d.stream); err != nil {
 		f.Release()
 		return err
 	}
+	f.Ready = ev
 	return d.emit(f)
 }
 
@@ -141,8 +141,7 @@ func (d *Decoder) Close() error {
 		cancel()
 	}
 	errs := []error{d.nv.Close()}
-	for f, ev := range d.events {
-		ready.Delete(f)
+	for _, ev := range d.events {
 		errs = append(errs, ev.Destroy())
 	}
 	d.events = nil
@@ -150,7 +149,7 @@ func (d *Decoder) Close() error {
 	d.stream = nil
 	if d.bound {
 		d.bound = false
-		runtime.UnlockOSThread()
+		d.Device.Unbind()
 	}
 	return errors.Join(errs...)
 }

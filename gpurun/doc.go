@@ -2,7 +2,7 @@
 // on (Devices: an explicit ordinal or round-robin over every visible device, each device's
 // primary context retained once), and the stream decoder (Decoder: NVDEC through
 // codec.NVDEC on the stream's own CUDA stream, frames left in device memory) whose frames
-// carry a ready event that the model's GPU runner waits on (Ready) before its fused
+// carry a ready event (frame.Frame.Ready) that the model's GPU lane waits on before its fused
 // preprocessing kernel reads them.
 //
 // The pipeline stays GPU-agnostic: it queues such frames without preprocessing them and hands

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/vinfer/vinfer/internal/testutil"
 	"log/slog"
 	"math"
@@ -26,15 +27,43 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
-// frameEngine serves a model as a pipeline.FrameRunner on the CPU: RunFrames preprocesses the
-// batch's frames with preprocess.CPU itself. It stands in for a GPU runner (model.DeviceVersion)
-// to test the pipeline's device-frame path where no GPU exists: the pipeline cannot tell them
+// frameEngine serves a model as a pipeline.FrameRunner on the CPU: Submit preprocesses the
+// batch's frames with preprocess.CPU itself and runs the batch at once, keeping copies of the
+// outputs per (lane, slot) for Wait. It stands in for a GPU runner (model.DeviceVersion) to
+// test the pipeline's device-frame path where no GPU exists: the pipeline cannot tell them
 // apart.
 type frameEngine struct {
-	e     *model.Entry
-	pre   *preprocess.CPU
-	binds atomic.Int32
-	max   atomic.Int32 // largest batch seen
+	e        *model.Entry
+	pre      *preprocess.CPU
+	lanes    int
+	inflight int
+	binds    atomic.Int32
+	max      atomic.Int32 // largest batch seen
+	mu       sync.Mutex   // the version's one session
+	decs     []detect.Decoder
+	out      [][][]tensor.Tensor // by lane, slot
+	pending  [][]bool            // by lane, slot: submitted, not waited for
+	busy     []atomic.Int32      // by lane: goroutines inside the lane (must stay ≤ 1)
+	inFlight atomic.Int32        // batches submitted, not waited for
+	maxIn    atomic.Int32        // most batches in flight at once
+}
+
+func newFrameEngine(e *model.Entry, lanes, inflight int) (*frameEngine, error) {
+	pre, err := preprocess.NewCPU(e.Current().Pre)
+	if err != nil {
+		return nil, err
+	}
+	f := &frameEngine{e: e, pre: pre, lanes: lanes, inflight: inflight, busy: make([]atomic.Int32, lanes)}
+	for range lanes {
+		d, err := e.Current().NewDecoder()
+		if err != nil {
+			return nil, err
+		}
+		f.decs = append(f.decs, d)
+		f.out = append(f.out, make([][]tensor.Tensor, inflight))
+		f.pending = append(f.pending, make([]bool, inflight))
+	}
+	return f, nil
 }
 
 func (f *frameEngine) Name() string { return f.e.Name() }
@@ -51,33 +80,75 @@ type frameRunner struct {
 	f *frameEngine
 }
 
-func (r frameRunner) Bind() error { r.f.binds.Add(1); return nil }
+func (r frameRunner) Lanes() int                          { return r.f.lanes }
+func (r frameRunner) InFlight() int                       { return r.f.inflight }
+func (r frameRunner) Bind() error                         { r.f.binds.Add(1); return nil }
+func (r frameRunner) LaneDecoder(lane int) detect.Decoder { return r.f.decs[lane] }
 
-func (r frameRunner) RunFrames(frames []*frame.Frame, tr []preprocess.Transform) ([]tensor.Tensor, error) {
+func (r frameRunner) enter(lane int) func() {
+	if r.f.busy[lane].Add(1) != 1 {
+		panic("two goroutines in one lane")
+	}
+	return func() { r.f.busy[lane].Add(-1) }
+}
+
+func (r frameRunner) Submit(lane, slot int, frames []*frame.Frame, tr []preprocess.Transform) error {
+	defer r.enter(lane)()
+	if r.f.pending[lane][slot] {
+		panic("slot submitted twice without Wait")
+	}
 	n := len(frames)
 	if int32(n) > r.f.max.Load() {
 		r.f.max.Store(int32(n))
 	}
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
 	in, err := r.Input(n)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	slot := len(in) / n
+	slotLen := len(in) / n
 	for b, fr := range frames {
 		if fr.Refs() < 1 {
-			panic("frame released before RunFrames")
+			panic("frame released before Submit")
 		}
-		if tr[b], err = r.f.pre.Run(fr, in[b*slot:(b+1)*slot]); err != nil {
-			return nil, err
+		if tr[b], err = r.f.pre.Run(fr, in[b*slotLen:(b+1)*slotLen]); err != nil {
+			return err
 		}
 	}
-	return r.Run(n)
+	outs, err := r.Run(n)
+	if err != nil {
+		return err
+	}
+	dst := r.f.out[lane][slot][:0]
+	for _, o := range outs {
+		dst = append(dst, tensor.Tensor{Info: o.Info, Data: append([]float32(nil), o.Data...)})
+	}
+	r.f.out[lane][slot] = dst
+	r.f.pending[lane][slot] = true
+	if in := r.f.inFlight.Add(1); in > r.f.maxIn.Load() {
+		r.f.maxIn.Store(in)
+	}
+	return nil
 }
 
-// detections keeps every result's detections by stream and frame.
+func (r frameRunner) Wait(lane, slot int) ([]tensor.Tensor, error) {
+	defer r.enter(lane)()
+	if !r.f.pending[lane][slot] {
+		panic("Wait on a slot not submitted")
+	}
+	r.f.pending[lane][slot] = false
+	r.f.inFlight.Add(-1)
+	return r.f.out[lane][slot], nil
+}
+
+// detections keeps every result's detections by stream and frame, and the results that came
+// out of their stream's order.
 type detections struct {
-	mu sync.Mutex
-	m  map[string]map[int64][]detect.Detection
+	mu       sync.Mutex
+	m        map[string]map[int64][]detect.Detection
+	last     map[string]int64
+	disorder []string
 }
 
 func (d *detections) Write(r *sink.Result) error {
@@ -85,7 +156,12 @@ func (d *detections) Write(r *sink.Result) error {
 	defer d.mu.Unlock()
 	if d.m == nil {
 		d.m = map[string]map[int64][]detect.Detection{}
+		d.last = map[string]int64{}
 	}
+	if last, ok := d.last[r.Stream]; ok && r.Frame <= last {
+		d.disorder = append(d.disorder, fmt.Sprintf("%s: frame %d after %d", r.Stream, r.Frame, last))
+	}
+	d.last[r.Stream] = r.Frame
 	if d.m[r.Stream] == nil {
 		d.m[r.Stream] = map[int64][]detect.Detection{}
 	}
@@ -134,12 +210,12 @@ func TestDeviceFramesPath(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		pre, err := preprocess.NewCPU(e.Current().Pre)
+		fe, err := newFrameEngine(e, 2, 2)
 		if err != nil {
 			return nil, err
 		}
-		fe, _ := engines.LoadOrStore(device, &frameEngine{e: e, pre: pre})
-		return fe.(*frameEngine), nil
+		got, _ := engines.LoadOrStore(device, fe)
+		return got.(*frameEngine), nil
 	}),
 		Sinks: []sink.Sink{rec},
 		Log:   slog.New(slog.NewTextHandler(logs, nil)),
@@ -185,12 +261,19 @@ func TestDeviceFramesPath(t *testing.T) {
 		if !ok {
 			t.Fatalf("no engine for device %d", dev)
 		}
-		if b := fe.(*frameEngine).binds.Load(); b != 1 {
-			t.Errorf("device %d: worker bound its thread %d times, want once", dev, b)
+		if b := fe.(*frameEngine).binds.Load(); b < 1 || b > 2 {
+			t.Errorf("device %d: its 2 lane workers bound their threads %d times, want once each at most", dev, b)
 		}
 	}
 	if fe, _ := engines.Load(0); fe.(*frameEngine).max.Load() < 2 {
 		t.Logf("device 0 never batched its two streams' frames (timing)")
+	}
+	if len(rec.disorder) > 0 {
+		t.Errorf("results out of their stream's order: %v", rec.disorder)
+	}
+	for dev := range 2 {
+		fe, _ := engines.Load(dev)
+		t.Logf("device %d: at most %d batches in flight at once", dev, fe.(*frameEngine).maxIn.Load())
 	}
 	want := rec.m["host"]
 	for _, id := range []string{"dev0", "dev1", "dev0b"} {

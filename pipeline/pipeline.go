@@ -261,7 +261,11 @@ func (p *Pipeline) modelLocked(key modelKey) (*modelRunner, error) {
 		return nil, fmt.Errorf("model %s is closed", name)
 	}
 	spec, maxBatch := r.Preprocess(), r.MaxBatch()
-	_, frames := r.(FrameRunner)
+	fr, frames := r.(FrameRunner)
+	lanes, inflight := 0, 0
+	if frames {
+		lanes, inflight = fr.Lanes(), fr.InFlight()
+	}
 	r.Release()
 	if key.device >= 0 && !frames {
 		return nil, fmt.Errorf("pipeline: model %s for GPU frames: its runner does not take frames (FrameRunner)", key)
@@ -269,7 +273,11 @@ func (p *Pipeline) modelLocked(key modelKey) (*modelRunner, error) {
 	m := &modelRunner{eng: eng, sched: newScheduler(maxBatch, p.opts.Models.MaxDelay(name)), spec: spec,
 		slotLen: 3 * spec.Width * spec.Height, p: p, done: make(chan struct{})}
 	p.models[key] = m
-	go m.run(p.workerCtx)
+	if key.device >= 0 {
+		m.startLanes(p.workerCtx, max(1, lanes), inflight)
+	} else {
+		go m.run(p.workerCtx)
+	}
 	if key.device < 0 {
 		for _, c := range p.opts.Models.Cascades(name) {
 			if c.Model == name {
@@ -347,40 +355,45 @@ func (p *Pipeline) observeBatch(model string, n int) {
 	}
 }
 
-// output runs the sinks for every result, in arrival order (per-stream order is kept since each
-// stream's frames go through one FIFO queue and one worker).
+// output runs the sinks for every result, in each stream's order (inOrder).
 func (p *Pipeline) output() {
 	defer close(p.outDone)
+	deliver := p.deliver
 	for msg := range p.results {
-		r := msg.r
-		if msg.end {
-			p.endScene(msg.st, r)
+		if msg.end { // after every result of the stream (sent once none was in flight)
+			p.endScene(msg.st, msg.r)
 			continue
 		}
-		if sc := msg.st.scene; sc != nil {
-			sc.process(r)
-		} else {
-			r.Events = r.Events[:0]
+		inOrder(msg, deliver)
+	}
+}
+
+// deliver runs the scene analyzer, the sinks and the observer on one result.
+func (p *Pipeline) deliver(msg resultMsg) {
+	r := msg.r
+	if sc := msg.st.scene; sc != nil {
+		sc.process(r)
+	} else {
+		r.Events = r.Events[:0]
+	}
+	for _, s := range p.opts.Sinks {
+		if err := s.Write(r); err != nil && p.sinkErr == nil {
+			p.sinkErr = err
+			p.log("sink: %v", err)
 		}
-		for _, s := range p.opts.Sinks {
-			if err := s.Write(r); err != nil && p.sinkErr == nil {
-				p.sinkErr = err
-				p.log("sink: %v", err)
-			}
-		}
-		st := msg.st.stats
-		st.Detections.Add(int64(len(r.Detections)))
-		st.LatencyNanos.Add(int64(r.Latency))
-		for i := range r.Detections {
-			st.countClass(r.Detections[i].Label)
-		}
-		if p.opts.Observer != nil {
-			p.opts.Observer.ObserveResult(r)
-		}
-		select {
-		case p.free <- r:
-		default:
-		}
+	}
+	st := msg.st.stats
+	st.Detections.Add(int64(len(r.Detections)))
+	st.LatencyNanos.Add(int64(r.Latency))
+	for i := range r.Detections {
+		st.countClass(r.Detections[i].Label)
+	}
+	if p.opts.Observer != nil {
+		p.opts.Observer.ObserveResult(r)
+	}
+	select {
+	case p.free <- r:
+	default:
 	}
 }
 

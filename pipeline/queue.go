@@ -39,6 +39,7 @@ type item struct {
 	queued    time.Time
 	decodeDur time.Duration // decoder work for this frame
 	prepDur   time.Duration // preprocessing
+	seq       uint64        // the stream's count of items popped before this one (result order)
 }
 
 // queue is a stream's bounded FIFO of items waiting for its model's scheduler.
@@ -50,6 +51,7 @@ type queue struct {
 	room   chan struct{} // signalled when an item leaves (wakes a blocked producer)
 	ready  chan struct{} // the scheduler's wake-up, shared by all queues of a model
 	closed bool
+	popped uint64 // items popped so far: the next one's seq
 }
 
 func newQueue(depth int, ready chan struct{}) *queue {
@@ -110,7 +112,10 @@ func (q *queue) popOldest() (item, bool) {
 func (q *queue) pop(dst []item, max int) []item {
 	q.mu.Lock()
 	for q.n > 0 && max > 0 {
-		dst = append(dst, q.items[q.head])
+		it := q.items[q.head]
+		it.seq = q.popped
+		q.popped++
+		dst = append(dst, it)
 		q.items[q.head] = item{}
 		q.head = (q.head + 1) % len(q.items)
 		q.n--

@@ -8,7 +8,9 @@ import (
 
 // scheduler batches one model's frames across all streams using it: it waits for a first frame,
 // then collects more, round-robin over the stream queues so no stream starves, until the batch
-// holds maxBatch frames or maxDelay has passed since the first one.
+// holds maxBatch frames or maxDelay has passed since the first one. Several workers may collect
+// from one scheduler (GPU lanes); a worker that fills its batch and leaves frames behind wakes
+// the next.
 type scheduler struct {
 	maxBatch int
 	maxDelay time.Duration
@@ -61,6 +63,14 @@ func (s *scheduler) sweep(dst []item) []item {
 	if n > 0 {
 		s.next = (s.next + 1) % n
 	}
+	if len(dst) >= s.maxBatch {
+		for _, q := range s.queues {
+			if q.len() > 0 {
+				signal(s.ready) // for another worker
+				break
+			}
+		}
+	}
 	return dst
 }
 
@@ -69,11 +79,22 @@ func (s *scheduler) sweep(dst []item) []item {
 // (the worker infers it: nothing taken from a queue is lost). timer is the caller's reusable
 // timer.
 func (s *scheduler) collect(ctx context.Context, dst []item, timer *time.Timer) []item {
+	return s.collectIdle(ctx, dst, timer, nil)
+}
+
+// collectIdle is collect calling idle (when not nil) once, before it first waits for a first
+// item: a GPU worker finishes its batches in flight there rather than sit on their results.
+func (s *scheduler) collectIdle(ctx context.Context, dst []item, timer *time.Timer, idle func()) []item {
 	dst = dst[:0]
 	for len(dst) == 0 {
 		dst = s.sweep(dst)
 		if len(dst) > 0 {
 			break
+		}
+		if idle != nil {
+			idle()
+			idle = nil
+			continue // sweep again: frames may have come meanwhile
 		}
 		select {
 		case <-s.ready:

@@ -90,6 +90,9 @@ type stream struct {
 
 	scene *scene // tracker and zones/lines; nil with tracker: none
 
+	outNext uint64      // output goroutine: seq of the next result to deliver
+	outHeld []resultMsg // output goroutine: results that came ahead of their turn
+
 	latestMu sync.Mutex
 	latest   *frame.Frame // most recent decoded frame, retained for snapshots
 }

@@ -3,18 +3,19 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/tensor"
 )
 
-// modelRunner is one model's scheduler and inference worker.
+// modelRunner is one model's scheduler and its inference workers: one for host frames (run),
+// FrameRunner.Lanes() for the frames of a GPU (laneWorker).
 type modelRunner struct {
 	eng     Engine
 	sched   *scheduler
@@ -27,23 +28,15 @@ type modelRunner struct {
 	results  []*sink.Result
 	frames   map[*sink.Result]*frame.Frame
 	p        *Pipeline
-	done     chan struct{}
-	// FrameRunner path (device frames): the batch's frames and transforms, reused; bound is
-	// set once the worker's thread was bound (FrameRunner.Bind).
-	batchFrames []*frame.Frame
-	batchTr     []preprocess.Transform
-	bound       bool
+	done     chan struct{} // closed when every worker of the model has ended
 
 	batches    atomic.Int64
 	batchItems atomic.Int64
 }
 
-// run is the inference worker: it is locked to its OS thread for its whole life, because a GPU
-// engine binds a CUDA context to the thread once and every call must come from it.
+// run is the inference worker of host frames.
 func (m *modelRunner) run(ctx context.Context) {
 	defer close(m.done)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	batch := make([]item, 0, m.sched.maxBatch)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -63,10 +56,7 @@ func (m *modelRunner) infer(batch []item) {
 	n := len(batch)
 	r := m.eng.Acquire()
 	if r == nil {
-		for b := range batch {
-			batch[b].st.stats.Dropped[DropInferError].Add(1)
-			batch[b].st.recycle(batch[b])
-		}
+		m.drop(batch)
 		return
 	}
 	defer r.Release()
@@ -80,43 +70,20 @@ func (m *modelRunner) infer(batch []item) {
 	}
 	defer unlock()
 	t0 := time.Now()
-	var outs []tensor.Tensor
-	var err error
-	if fr, ok := r.(FrameRunner); ok {
-		outs, err = m.runFrames(fr, batch)
-	} else {
-		outs, err = m.runSlots(r, batch)
-	}
+	outs, err := m.runSlots(r, batch)
 	m.batches.Add(1)
 	m.batchItems.Add(int64(n))
 	m.p.observeBatch(m.eng.Name(), n)
 	if err != nil {
 		m.p.log("model %s: inference of a batch of %d failed: %v", m.eng.Name(), n, err)
-		for b := range batch {
-			batch[b].st.stats.Dropped[DropInferError].Add(1)
-			batch[b].st.recycle(batch[b])
-		}
+		m.drop(batch)
 		return
 	}
 	now := time.Now()
-	inferDur := now.Sub(t0)
 	dec := r.Decoder()
 	m.results = m.results[:0]
 	for b := range batch {
-		it := &batch[b]
-		res := m.p.getResult()
-		t1 := time.Now()
-		res.Stream = it.st.cfg.ID
-		res.Frame, res.PTS, res.Wallclock = it.index, it.pts, it.wallclock
-		res.Width, res.Height = it.width, it.height
-		res.Model = m.eng.Name()
-		res.Detections = dec.Decode(outs, b, it.tr, res.Detections[:0])
-		res.Decode, res.Preprocess, res.Inference, res.Postprocess = it.decodeDur, it.prepDur, inferDur, time.Since(t1)
-		res.Batch = n
-		res.Latency = now.Sub(it.decoded)
-		res.QueueWait = t0.Sub(it.queued)
-		res.ResetSecondary()
-		m.results = append(m.results, res)
+		m.results = append(m.results, m.result(dec, outs, b, &batch[b], n, t0, now))
 	}
 	unlock()
 	if len(m.cascades) > 0 {
@@ -129,8 +96,36 @@ func (m *modelRunner) infer(batch []item) {
 			it.frame = nil
 		}
 		it.st.stats.Inferred.Add(1)
-		m.p.results <- resultMsg{r: m.results[b], st: it.st}
+		m.p.results <- resultMsg{r: m.results[b], st: it.st, seq: it.seq}
 		it.st.done1()
+	}
+}
+
+// result decodes item b of a batch of n whose inference ran from t0 to now.
+func (m *modelRunner) result(dec detect.Decoder, outs []tensor.Tensor, b int, it *item, n int, t0, now time.Time) *sink.Result {
+	res := m.p.getResult()
+	t1 := time.Now()
+	res.Stream = it.st.cfg.ID
+	res.Frame, res.PTS, res.Wallclock = it.index, it.pts, it.wallclock
+	res.Width, res.Height = it.width, it.height
+	res.Model = m.eng.Name()
+	res.Detections = dec.Decode(outs, b, it.tr, res.Detections[:0])
+	res.Decode, res.Preprocess, res.Inference, res.Postprocess = it.decodeDur, it.prepDur, now.Sub(t0), time.Since(t1)
+	res.Batch = n
+	res.Latency = now.Sub(it.decoded)
+	res.QueueWait = t0.Sub(it.queued)
+	res.ResetSecondary()
+	return res
+}
+
+// drop gives up a batch whose inference failed (or whose model closed): each item is counted,
+// recycled and leaves a gap in its stream's results that the output stage skips.
+func (m *modelRunner) drop(batch []item) {
+	for b := range batch {
+		it := batch[b]
+		it.st.stats.Dropped[DropInferError].Add(1)
+		m.p.results <- resultMsg{st: it.st, seq: it.seq}
+		it.st.recycle(it)
 	}
 }
 
@@ -152,35 +147,6 @@ func (m *modelRunner) runSlots(r Runner, batch []item) ([]tensor.Tensor, error) 
 		it.slot = nil
 	}
 	return r.Run(n)
-}
-
-// runFrames hands the batch's frames to a FrameRunner, binding the worker's thread first if
-// it has not been yet; the frames' transforms go into their items.
-func (m *modelRunner) runFrames(fr FrameRunner, batch []item) ([]tensor.Tensor, error) {
-	if !m.bound {
-		if err := fr.Bind(); err != nil {
-			return nil, err
-		}
-		m.bound = true
-	}
-	n := len(batch)
-	if cap(m.batchFrames) < n { // once: batches never exceed the scheduler's maximum
-		m.batchFrames = make([]*frame.Frame, max(n, m.sched.maxBatch))
-		m.batchTr = make([]preprocess.Transform, max(n, m.sched.maxBatch))
-	}
-	frames, tr := m.batchFrames[:n], m.batchTr[:n]
-	for b := range batch {
-		frames[b] = batch[b].frame
-	}
-	outs, err := fr.RunFrames(frames, tr)
-	clear(frames)
-	if err != nil {
-		return nil, err
-	}
-	for b := range batch {
-		batch[b].tr = tr[b]
-	}
-	return outs, nil
 }
 
 // runCascades runs the secondary models on the crops of this batch's detections.
@@ -206,9 +172,12 @@ func (m *modelRunner) runCascades(batch []item) {
 	}
 }
 
+// resultMsg is one item's result on its way to the sinks; r is nil for an item that gave none
+// (its inference failed), which its stream's result order skips.
 type resultMsg struct {
-	r  *sink.Result
-	st *stream
+	r   *sink.Result
+	st  *stream
+	seq uint64
 	// end marks the stream's last message: no frame, the scene's closing events (tracks that
 	// were still in a zone leave it).
 	end bool
