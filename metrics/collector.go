@@ -15,7 +15,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 // Scrape-time metrics, read from the watched app.
 var (
 	descStreamsActive = desc("streams_active", "Streams running (added and not ended).")
-	descStreamInfo    = desc("stream_info", "One series per stream, value 1, naming its model and whether its source is live.", "stream", "model", "live")
+	descStreamInfo    = desc("stream_info", "One series per stream, value 1, naming its model, whether its source is live and the device its frames are decoded and inferred on (cpu or cuda:N).", "stream", "model", "live", "device")
 	descAccessUnits   = desc("access_units_total", "Access units read from the stream's source.", "stream")
 	descDecoded       = desc("frames_decoded_total", "Frames decoded.", "stream")
 	descInferred      = desc("frames_inferred_total", "Frames inferred.", "stream")
@@ -85,7 +85,11 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 		if !s.Ended {
 			active++
 		}
-		gauge(descStreamInfo, 1, id, s.Decl.Model, strconv.FormatBool(s.Live))
+		device := "cpu"
+		if s.Device >= 0 {
+			device = "cuda:" + strconv.Itoa(s.Device)
+		}
+		gauge(descStreamInfo, 1, id, s.Decl.Model, strconv.FormatBool(s.Live), device)
 		st := &s.Counters
 		counter(descAccessUnits, float64(st.AccessUnits), id)
 		counter(descDecoded, float64(st.Decoded), id)
