@@ -3,26 +3,31 @@ package analytics
 // ZoneCount is one zone's figures for one class: the gauge vinfer_zone_objects and the counter
 // vinfer_zone_events_total by type.
 type ZoneCount struct {
-	Zone, Class string
+	Zone  string `json:"zone"`
+	Class string `json:"class"`
 	// Objects is the number of tracks in the zone now (tracks briefly lost inside still count).
-	Objects int64
+	Objects int64 `json:"objects"`
 	// Enter, Leave and Loiter count zone.enter, zone.leave and zone.loiter events.
-	Enter, Leave, Loiter uint64
+	Enter  uint64 `json:"enter"`
+	Leave  uint64 `json:"leave"`
+	Loiter uint64 `json:"loiter"`
 }
 
 // LineCount is one line's figures for one class: the counter vinfer_line_crossings_total by
 // direction.
 type LineCount struct {
-	Line, Class string
-	In, Out     uint64
+	Line  string `json:"line"`
+	Class string `json:"class"`
+	In    uint64 `json:"in"`
+	Out   uint64 `json:"out"`
 }
 
 // Metrics is a snapshot of an Analyzer's gauges and counters, one row per zone or line and
 // class seen since the zone or line was declared, in declaration then first-seen order.
 // Counters restart at 0 when a zone or line is changed.
 type Metrics struct {
-	Zones []ZoneCount
-	Lines []LineCount
+	Zones []ZoneCount `json:"zones"`
+	Lines []LineCount `json:"lines"`
 }
 
 // Metrics fills m (reusing its slices) with the current figures.

@@ -380,18 +380,18 @@ function framePoints(pts, normalized) {
 // Counts per zone or line, summed over classes (the API has one row per zone or line and class).
 function zoneCounts(v, name) {
   const c = { objects: 0, enter: 0, leave: 0, loiter: 0 };
-  for (const z of (v && v.counts && v.counts.Zones) || []) {
-    if (z.Zone !== name) continue;
-    c.objects += z.Objects; c.enter += z.Enter; c.leave += z.Leave; c.loiter += z.Loiter;
+  for (const z of (v && v.counts && v.counts.zones) || []) {
+    if (z.zone !== name) continue;
+    c.objects += z.objects; c.enter += z.enter; c.leave += z.leave; c.loiter += z.loiter;
   }
   return c;
 }
 
 function lineCounts(v, name) {
   const c = { in: 0, out: 0 };
-  for (const l of (v && v.counts && v.counts.Lines) || []) {
-    if (l.Line !== name) continue;
-    c.in += l.In; c.out += l.Out;
+  for (const l of (v && v.counts && v.counts.lines) || []) {
+    if (l.line !== name) continue;
+    c.in += l.in; c.out += l.out;
   }
   return c;
 }
