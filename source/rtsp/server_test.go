@@ -1,6 +1,7 @@
 package rtsp
 
 import (
+	"crypto/tls"
 	"fmt"
 	"sync"
 	"testing"
@@ -30,6 +31,7 @@ type testServer struct {
 	pass   string
 	pause  func(au int) time.Duration // optional extra wait before access unit au
 	drop   func() bool                // optional: drop the next packet (a lossy link)
+	tls    *tls.Config                // optional: serve rtsps:// (TCP only)
 	mu     sync.Mutex                 // held while starting: requests wait for the stream
 	srv    *gortsplib.Server
 	stream *gortsplib.ServerStream
@@ -79,6 +81,10 @@ func (s *testServer) start() {
 		UDPRTPAddress:  fmt.Sprintf("127.0.0.1:%d", s.rtp),
 		UDPRTCPAddress: fmt.Sprintf("127.0.0.1:%d", s.rtp+1),
 	}
+	if s.tls != nil {
+		s.srv.TLSConfig = s.tls
+		s.srv.UDPRTPAddress, s.srv.UDPRTCPAddress = "", ""
+	}
 	if err := s.srv.Start(); err != nil {
 		s.t.Fatalf("RTSP server: %v", err)
 	}
@@ -95,10 +101,14 @@ func (s *testServer) start() {
 
 // url returns the stream's URL, with the server's credentials when it has some.
 func (s *testServer) url() string {
-	if s.user != "" {
-		return fmt.Sprintf("rtsp://%s:%s@%s/clip", s.user, s.pass, s.addr)
+	scheme := "rtsp"
+	if s.tls != nil {
+		scheme = "rtsps"
 	}
-	return fmt.Sprintf("rtsp://%s/clip", s.addr)
+	if s.user != "" {
+		return fmt.Sprintf("%s://%s:%s@%s/clip", scheme, s.user, s.pass, s.addr)
+	}
+	return fmt.Sprintf("%s://%s/clip", scheme, s.addr)
 }
 
 // close stops the server: its clients see the connection end. Safe to call twice.

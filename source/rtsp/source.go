@@ -4,9 +4,11 @@ package rtsp
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,6 +67,9 @@ type Source struct {
 	QueueSize int
 	// Logger receives connection events; nil means slog.Default().
 	Logger *slog.Logger
+	// TLSConfig is used for rtsps://; nil means the system's roots. The server name defaults
+	// to the URL's host.
+	TLSConfig *tls.Config
 
 	u        *base.URL
 	redacted string
@@ -163,10 +168,12 @@ func (s *Source) run(ctx context.Context) {
 // delivered at least one access unit.
 func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 	c := &gortsplib.Client{
-		Scheme:      s.u.Scheme,
-		Host:        s.u.Host,
-		ReadTimeout: s.ReadTimeout,
-		UserAgent:   "vinfer",
+		Scheme:         s.u.Scheme,
+		Host:           s.u.Host,
+		ReadTimeout:    s.ReadTimeout,
+		WriteTimeout:   s.ReadTimeout,
+		UserAgent:      "vinfer",
+		DialTLSContext: s.dialTLS,
 	}
 	switch s.Transport {
 	case TransportUDP:
@@ -193,6 +200,10 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 		return false, s.redactErr(err)
 	}
 	defer c.Close()
+	// Close (ctx) ends a request in flight at once: closing the client cancels its dial and TLS
+	// handshake (dialTLS) and its wait for a response, which the calls below return from.
+	stop := context.AfterFunc(ctx, c.Close)
+	defer stop()
 
 	desc, _, err := c.Describe(s.u)
 	var sdpErr liberrors.ErrClientSDPInvalid
@@ -295,6 +306,33 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 	}
 }
 
+// dialTLS connects for rtsps:// and completes the TLS handshake within ctx, which gortsplib
+// bounds by ReadTimeout and cancels on Close. (Without it gortsplib wraps the connection in
+// tls.Client and the handshake happens in the first write, with no read deadline: a peer that
+// accepts TCP and never answers held the session, and Close, for ever.)
+func (s *Source) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &tls.Config{}
+	if s.TLSConfig != nil {
+		cfg = s.TLSConfig.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, ctx.Err())
+		}
+		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
+}
+
 // deliver queues an access unit of session gen, unless a newer session replaced it.
 func (s *Source) deliver(gen uint64, au *media.AccessUnit) bool {
 	s.mu.Lock()
@@ -376,14 +414,25 @@ func baseURL(res *base.Response, u *base.URL) *base.URL {
 	return u
 }
 
-// Close ends the session and stops reconnecting. Safe to call more than once.
+// closeWait bounds Close: the session is cancelled at once (a connection attempt, a request in
+// flight included), so this is only reached when something below does not honour that.
+const closeWait = 5 * time.Second
+
+// Close ends the session and stops reconnecting. Safe to call more than once. It returns once
+// the session's goroutines ended, or after closeWait at the latest (logged).
 func (s *Source) Close() error {
 	s.closer.Do(func() {
 		if s.cancel == nil {
 			return
 		}
 		s.cancel()
-		<-s.done
+		t := time.NewTimer(closeWait)
+		defer t.Stop()
+		select {
+		case <-s.done:
+		case <-t.C:
+			s.Logger.Warn("session did not end in time after Close: left to end on its own", "waited", closeWait)
+		}
 		s.q.Close()
 	})
 	return nil
