@@ -29,10 +29,21 @@ func (s *Server) deadlines(h http.Handler) http.Handler {
 		now := time.Now()
 		if r.ContentLength != 0 && r.Body != http.NoBody {
 			_ = rc.SetReadDeadline(now.Add(s.BodyTimeout))
+			if !takesBody(r) {
+				// Nothing reads this body: close the connection after the answer rather than
+				// drain the body first (event streams clear the read deadline, and a client
+				// that stops sending would hold the drain for ever).
+				w.Header().Set("Connection", "close")
+			}
 		}
 		_ = rc.SetWriteDeadline(now.Add(s.WriteTimeout))
 		h.ServeHTTP(w, r)
 	})
+}
+
+// takesBody reports the requests whose handlers read a body.
+func takesBody(r *http.Request) bool {
+	return r.Method == http.MethodPost || r.Method == http.MethodPut
 }
 
 // streamDeadlines prepares a long-lived response (SSE, WebSocket): no read deadline (the

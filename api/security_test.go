@@ -251,3 +251,52 @@ func TestTrickledBody(t *testing.T) {
 }
 
 var status418 = regexp.MustCompile(`(^|[^0-9])418([^0-9]|$)`)
+
+// TestStalledBody: a body that stops arriving (Content-Length 1000, one byte sent) held its
+// connection for good: the handler gave up after BodyTimeout, but the server then waited, with
+// no deadline, for the rest of the body before sending the 408. Now the 408 goes out and the
+// connection is closed within BodyTimeout (and a margin), on POST and on PUT; and an event
+// stream sent with a body that stalls starts at once instead of waiting for it.
+func TestStalledBody(t *testing.T) {
+	const bodyTimeout = time.Second
+	e := startWith(t, "", nil, func(s *api.Server) { s.BodyTimeout = bodyTimeout })
+	video := asset(t, "videos/car-detection.mp4")
+	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cars","source":%q,"loop":true}`, video), 201, nil)
+	for _, path := range []string{"POST /api/streams", "PUT /api/streams/cars/scene", "GET /api/events"} {
+		t.Run(path, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			start := time.Now()
+			fmt.Fprintf(conn, "%s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", path)
+			// Generous for a loaded machine, far below "never".
+			_ = conn.SetReadDeadline(start.Add(bodyTimeout + 15*time.Second))
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no response %v after the body stalled: %v", time.Since(start).Round(time.Millisecond), err)
+			}
+			if strings.HasPrefix(path, "GET") {
+				// The event stream does not read the body; it must not wait for it either.
+				if resp.StatusCode != http.StatusOK || !resp.Close {
+					t.Fatalf("event stream with a stalled body: %s %v", resp.Status, resp.Header)
+				}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "did not arrive in time") {
+				t.Fatalf("stalled body: %s %s, want 408", resp.Status, b)
+			}
+			if !resp.Close {
+				t.Fatalf("408 without Connection: close: %v", resp.Header)
+			}
+			if _, err := br.ReadByte(); err != io.EOF {
+				t.Fatalf("the connection stayed open after the 408: %v", err)
+			}
+			t.Logf("408 and EOF after %v", time.Since(start).Round(time.Millisecond))
+		})
+	}
+}

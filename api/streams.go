@@ -202,8 +202,16 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) (int, error) {
 			err = errors.New("data after the JSON object: send one object")
 		}
 	}
-	// The body is read: the handler's own work (opening a source) is not bound by BodyTimeout.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	if err == nil {
+		// The body is read: the handler's own work (opening a source) is not bound by
+		// BodyTimeout.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	} else {
+		// The rest of the body is not wanted: close the connection after the answer instead of
+		// reading (draining) it first, which a client that stopped sending would hold for
+		// ever. The read deadline stays, so nothing else can wait on the body either.
+		w.Header().Set("Connection", "close")
+	}
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() {
 		return http.StatusRequestTimeout, errors.New("the body did not arrive in time")
