@@ -300,3 +300,36 @@ func TestStalledBody(t *testing.T) {
 		})
 	}
 }
+
+// TestFramingRefused: any site could frame the page (clickjacking). Every response, the page,
+// its assets, the API, errors and refusals, now says that no page may frame it.
+func TestFramingRefused(t *testing.T) {
+	for _, token := range []string{"", "s3cr3t-token"} {
+		t.Run(fmt.Sprintf("token=%v", token != ""), func(t *testing.T) {
+			e := start(t, token)
+			for _, req := range []*http.Request{
+				e.request("GET", "/", ""), e.request("GET", "/app.js", ""), e.request("GET", "/style.css", ""),
+				e.request("GET", "/healthz", ""), e.request("GET", "/readyz", ""), e.request("GET", "/api/streams", ""),
+				e.request("GET", "/metrics", ""), e.request("GET", "/api/nothing", ""), e.request("GET", "/nothing", ""),
+				e.request("GET", "/api/streams", "", "Host", "evil.example"), // 421
+				e.request("POST", "/api/streams", "{}", "Content-Type", "text/plain"), // 415
+				e.request("GET", "/api/streams", "", "Authorization", "Bearer wrong"), // 401 with a token
+			} {
+				if e.token != "" && req.Header.Get("Authorization") == "" {
+					req.Header.Set("Authorization", "Bearer "+e.token)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				csp := resp.Header.Get("Content-Security-Policy")
+				if resp.Header.Get("X-Frame-Options") != "DENY" || !strings.Contains(csp, "frame-ancestors 'none'") ||
+					!strings.Contains(csp, "default-src 'self'") {
+					t.Errorf("%s %s (%s): X-Frame-Options %q, Content-Security-Policy %q", req.Method, req.URL.Path,
+						resp.Status, resp.Header.Get("X-Frame-Options"), csp)
+				}
+			}
+		})
+	}
+}

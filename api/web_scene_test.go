@@ -136,6 +136,7 @@ func TestWebScene(t *testing.T) {
 	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"office","source":%q,"loop":true,"zones":[%s],"lines":[%s]}`,
 		asset(t, "videos/one-by-one-person-detection.mp4"), sceneZone, sceneLine), 201, nil)
 	if err := chromedp.Do(ctx,
+		watchCSP(),
 		chromedp.Navigate(e.url+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`.stream[data-stream="office"]`)),
 	); err != nil {
@@ -332,6 +333,7 @@ func TestWebScene(t *testing.T) {
 	})()`, 120*time.Second)
 	t.Logf("event list entry: %s", ev)
 	checkShot(t, ctx, "web-events.png", map[string][][2]float64{"table": {{380, 350}, {570, 350}}})
+	noCSPViolations(t, ctx)
 }
 
 // shootFull saves a screenshot of the whole page.

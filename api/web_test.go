@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -93,6 +95,7 @@ func TestWebPage(t *testing.T) {
 		asset(t, "videos/one-by-one-person-detection.mp4")), 201, nil)
 
 	err := chromedp.Do(ctx,
+		watchCSP(),
 		chromedp.Navigate(e.url+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`.stream[data-stream="office"]`)),
 	)
@@ -171,6 +174,7 @@ func TestWebPage(t *testing.T) {
 		t.Fatalf("form error: %q, %v", msg, err)
 	}
 	shoot(t, ctx, "web-form-error.png")
+	noCSPViolations(t, ctx)
 }
 
 // TestWebPageToken: against a server with a token, the page asks for it, then works: the list
@@ -182,6 +186,7 @@ func TestWebPageToken(t *testing.T) {
 	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"office","source":%q,"loop":true}`,
 		asset(t, "videos/one-by-one-person-detection.mp4")), 201, nil)
 	err := chromedp.Do(ctx,
+		watchCSP(),
 		chromedp.Navigate(e.url+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#token-dialog[open] #token-input`)),
 	)
@@ -207,6 +212,32 @@ func TestWebPageToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	artifact(t, "web-token-full.png", png)
+	noCSPViolations(t, ctx)
+}
+
+// watchCSP records, in every document the tab loads from now on, what the server's
+// Content-Security-Policy blocked (securitypolicyviolation events), for cspViolations.
+func watchCSP() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `window.__csp = [];
+document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.effectiveDirective + ' blocked ' + (e.blockedURI || 'inline') + ' at ' + e.sourceFile + ':' + e.lineNumber));`,
+		})
+		return err
+	})
+}
+
+// noCSPViolations fails the test when the page's Content-Security-Policy blocked anything
+// (watchCSP must have run before the page loaded).
+func noCSPViolations(t *testing.T, ctx context.Context) {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp || ['watchCSP did not run']`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 0 {
+		t.Fatalf("the Content-Security-Policy blocked parts of the page: %q", v)
+	}
 }
 
 // ignore drops an action's value, for chromedp.Do.
