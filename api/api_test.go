@@ -308,7 +308,7 @@ func TestBadRequests(t *testing.T) {
 		{"bad snapshot quality", "GET", "/api/streams/cars/snapshot.jpg?quality=500", "", "", 400, "quality"},
 		{"events of unknown stream", "GET", "/api/events?stream=nope", "", "", 404, `no stream "nope"`},
 		{"reload unknown model", "POST", "/api/models/nope/reload", "", "", 404, `no model "nope"`},
-		{"wrong method", "PUT", "/api/streams/cars", "", "", 405, "method not allowed"},
+		{"wrong method", "PUT", "/api/streams/cars", "{}", "", 405, "method not allowed"},
 		{"unknown route", "GET", "/api/nothing", "", "", 404, "GET /api lists the routes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -104,9 +104,9 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, http.StatusForbidden, "%v: origin %q (add it to output.allowed_origins)", ErrOrigin, o)
 		return false
 	}
-	if r.Method == http.MethodPost {
+	if r.Method == http.MethodPost || r.Method == http.MethodPut {
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, "Content-Type %q: send POST requests as application/json (also without a body)", r.Header.Get("Content-Type"))
+			writeError(w, http.StatusUnsupportedMediaType, "Content-Type %q: send %s requests as application/json (also without a body)", r.Header.Get("Content-Type"), r.Method)
 			return false
 		}
 	}
