@@ -315,7 +315,7 @@ func TestFramingRefused(t *testing.T) {
 				e.request("GET", "/", ""), e.request("GET", "/app.js", ""), e.request("GET", "/style.css", ""),
 				e.request("GET", "/healthz", ""), e.request("GET", "/readyz", ""), e.request("GET", "/api/streams", ""),
 				e.request("GET", "/metrics", ""), e.request("GET", "/api/nothing", ""), e.request("GET", "/nothing", ""),
-				e.request("GET", "/api/streams", "", "Host", "evil.example"), // 421
+				e.request("GET", "/api/streams", "", "Host", "evil.example"),          // 421
 				e.request("POST", "/api/streams", "{}", "Content-Type", "text/plain"), // 415
 				e.request("GET", "/api/streams", "", "Authorization", "Bearer wrong"), // 401 with a token
 			} {
