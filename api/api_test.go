@@ -388,25 +388,38 @@ func TestCredentialsRedacted(t *testing.T) {
 }
 
 // TestSceneBadInput: zones and lines that cannot work are refused with the field named, and the
-// running stream is untouched.
+// running stream is untouched. The same declarations get the same answer, 422, whether they
+// come with a new stream (POST) or replace a stream's scene (PUT); POST answered 400 for those
+// its declaration check caught and 422 for the others.
 func TestSceneBadInput(t *testing.T) {
 	e := start(t, "")
 	video := asset(t, "videos/car-detection.mp4")
 	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cars","source":%q,"loop":true}`, video), 201, nil)
-	for _, c := range []struct{ body, says string }{
-		{`{"zones":[{"name":"z","polygon":[[1,1],[9,9]]}]}`, "fewer than 3 points"},
-		{`{"zones":[{"name":"z","polygon":[[0,0],[100,100],[100,0],[0,100]]}]}`, "self-intersecting"},
-		{`{"lines":[{"name":"l","points":[[5,5],[5,5]]}]}`, "zero length"},
-		{`{"lines":[{"name":"l","points":[[0,5],[50,5]],"classes":["unicorn"]}]}`, `unknown class \"unicorn\"`},
+	for _, c := range []struct{ scene, says string }{
+		{`"zones":[{"name":"z","polygon":[[1,1],[9,9]]}]`, "fewer than 3 points"},
+		{`"zones":[{"name":"z","polygon":[[0,0],[100,100],[100,0],[0,100]]}]`, "self-intersecting"},
+		{`"zones":[{"name":"z","polygon":[[1,1],[50,1],[50,50]]},{"name":"z","polygon":[[1,1],[60,1],[60,60]]}]`, "z"},
+		{`"lines":[{"name":"l","points":[[5,5],[5,5]]}]`, "zero length"},
+		{`"lines":[{"name":"","points":[[0,5],[50,5]]}]`, "name"},
+		{`"lines":[{"name":"l","points":[[0,5],[50,5]],"classes":["unicorn"]}]`, `unknown class \"unicorn\"`},
+		{`"zones":[{"name":"z","polygon":[[1,1],[50,1],[50,50]],"classes":["unicorn"]}]`, `unknown class \"unicorn\"`},
 	} {
-		resp, b := e.do("PUT", "/api/streams/cars/scene", c.body)
+		resp, b := e.do("PUT", "/api/streams/cars/scene", "{"+c.scene+"}")
 		if resp.StatusCode != 422 || !strings.Contains(string(b), c.says) {
-			t.Errorf("PUT scene %s: %s %s, want 422 saying %q", c.body, resp.Status, b, c.says)
+			t.Errorf("PUT scene {%s}: %s %s, want 422 saying %q", c.scene, resp.Status, b, c.says)
+		}
+		resp, b = e.do("POST", "/api/streams", fmt.Sprintf(`{"id":"cars2","source":%q,%s}`, video, c.scene))
+		if resp.StatusCode != 422 || !strings.Contains(string(b), c.says) {
+			t.Errorf("POST with {%s}: %s %s, want 422 saying %q", c.scene, resp.Status, b, c.says)
 		}
 	}
-	resp, b := e.do("POST", "/api/streams", fmt.Sprintf(`{"id":"cars2","source":%q,"zones":[{"name":"z","polygon":[[1,1],[50,1],[50,50]],"classes":["unicorn"]}]}`, video))
-	if resp.StatusCode != 422 || !strings.Contains(string(b), `unknown class \"unicorn\"`) {
-		t.Errorf("POST with an unknown class: %s %s", resp.Status, b)
+	// A declaration that is wrong besides its scene stays a bad request.
+	resp, b := e.do("POST", "/api/streams", `{"id":"a/b","source":"y","lines":[{"name":"l","points":[[5,5],[5,5]]}]}`)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "letters, digits") {
+		t.Errorf("POST with a bad id and a bad line: %s %s, want 400", resp.Status, b)
+	}
+	if _, ok := e.app.Stream("cars2"); ok {
+		t.Fatal("a stream with a bad scene was added")
 	}
 	var sv api.SceneView
 	e.want("PUT", "/api/streams/cars/scene", `{"lines":[{"name":"l","points":[[0,5],[50,5]],"classes":["car"]}]}`, 200, &sv)

@@ -115,7 +115,8 @@ func (s *Server) getStream(w http.ResponseWriter, r *http.Request) {
 }
 
 // addStream answers POST /api/streams: 201 with the new stream; 400 for a malformed or
-// incomplete request, 409 for an id in use, 422 when the source or model cannot be opened.
+// incomplete request, 409 for an id in use, 422 for zones or lines that do not validate and
+// when the source or model cannot be opened.
 func (s *Server) addStream(w http.ResponseWriter, r *http.Request) {
 	var c config.Stream
 	if code, err := decodeJSON(w, r, &c); err != nil {
@@ -128,7 +129,7 @@ func (s *Server) addStream(w http.ResponseWriter, r *http.Request) {
 		c.Model = models[0].Decl.Name
 	}
 	if err := c.Validate(); err != nil {
-		writeError(w, http.StatusBadRequest, "stream declaration: %s", strings.ReplaceAll(redact.Message(err.Error(), c.Source), "\n", "; "))
+		writeError(w, declStatus(c), "stream declaration: %s", strings.ReplaceAll(redact.Message(err.Error(), c.Source), "\n", "; "))
 		return
 	}
 	if _, ok := s.App.Model(c.Model); !ok {
@@ -158,6 +159,18 @@ func (s *Server) addStream(w http.ResponseWriter, r *http.Request) {
 	st, _ := s.App.Stream(c.ID)
 	w.Header().Set("Location", "/api/streams/"+c.ID)
 	writeJSON(w, http.StatusCreated, s.streamView(st, metrics.StreamRate{}))
+}
+
+// declStatus is the status code for a stream declaration that parsed but did not validate:
+// 422 when only its zones and lines are wrong, as PUT /api/streams/{id}/scene answers for the
+// same declarations; 400 when the rest of it is wrong (or incomplete).
+func declStatus(c config.Stream) int {
+	bare := c
+	bare.Zones, bare.Lines = nil, nil
+	if bare.Validate() == nil {
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusBadRequest
 }
 
 // addStatus is the status code for a failed add: 403 for a file outside the allowed
