@@ -145,6 +145,10 @@ func (s *Server) addStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.App.AddRemoteStream(c); err != nil {
+		if errors.Is(err, defs.ErrStreamExists) { // another add of the same id won the race
+			writeError(w, http.StatusConflict, "stream %q already exists: DELETE /api/streams/%s first, or choose another id", c.ID, c.ID)
+			return
+		}
 		msg := redact.Message(err.Error(), c.Source)
 		s.Log.Warn("api: add stream failed", "stream", c.ID, "source", redact.Source(c.Source), "err", msg)
 		code := addStatus(err)

@@ -145,7 +145,7 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
 	if _, ok := a.Pipeline.Stream(s.ID); ok {
-		return fmt.Errorf("stream %s already exists", s.ID)
+		return fmt.Errorf("stream %s: %w", s.ID, defs.ErrStreamExists)
 	}
 	if err := a.checkClasses(&s); err != nil {
 		return fmt.Errorf("stream %s: %w", s.ID, err)

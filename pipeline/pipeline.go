@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/source"
@@ -143,7 +144,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 		return errors.New("pipeline: not running")
 	}
 	if _, ok := p.streams[cfg.ID]; ok {
-		return fmt.Errorf("pipeline: stream %q already exists", cfg.ID)
+		return fmt.Errorf("pipeline: %w: %q", ErrStreamExists, cfg.ID)
 	}
 	m, err := p.modelLocked(key)
 	if err != nil {
@@ -508,6 +509,9 @@ func (p *Pipeline) ModelStats() map[string][2]int64 {
 	}
 	return out
 }
+
+// ErrStreamExists is returned by AddStream for the id of a stream that runs (errors.Is).
+var ErrStreamExists = defs.ErrStreamExists
 
 // ErrNoScene is returned by SetScene for a stream that does not track (tracker: none).
 var ErrNoScene = errors.New("the stream does not track (tracker: none): zones and lines need the tracker")
