@@ -11,12 +11,19 @@ import (
 // Mark replaces credentials.
 const Mark = "REDACTED"
 
-// secretParams are query parameters that cameras use for credentials (e.g. Dahua's
-// ?user=admin&password=...), compared in lower case.
+// secretParams are query and path parameters that carry credentials: cameras' (e.g. Dahua's
+// ?user=admin&password=..., or /live;password=...) and presigned URLs' (S3, GCS, Azure SAS,
+// CloudFront), compared in lower case.
 var secretParams = []string{"user", "username", "password", "passwd", "pwd", "pass", "passphrase",
 	"auth", "authorization", "token", "access_token", "accesstoken", "refresh_token", "id_token",
 	"secret", "client_secret", "key", "apikey", "api_key", "api-key", "x-api-key", "private_key",
-	"signature", "sig", "session", "sessionid", "credential", "credentials", "jwt", "code"}
+	"signature", "sig", "session", "sessionid", "credential", "credentials", "jwt", "code",
+	"x-amz-signature", "x-amz-credential", "x-amz-security-token", "awsaccesskeyid",
+	"x-goog-signature", "x-goog-credential", "key-pair-id", "security-token", "securitytoken"}
+
+// userParams are the secret parameters that hold a user name: their values are redacted where
+// they are quoted as the parameter (user=NAME), not as a word anywhere in a message.
+var userParams = []string{"user", "username"}
 
 // URL returns url with its credentials replaced, for logs, errors and metrics labels: the
 // user information (rtsp://user:pass@host → rtsp://REDACTED@host) and the values of query
@@ -29,6 +36,15 @@ func URL(raw string) string {
 	}
 	if u.User != nil {
 		u.User = url.User(Mark)
+	}
+	if esc := u.EscapedPath(); strings.Contains(esc, ";") {
+		if red := redactPathParams(esc); red != esc {
+			if p, err := url.PathUnescape(red); err == nil {
+				u.Path, u.RawPath = p, red
+			} else {
+				u.Path, u.RawPath = "/"+Mark, ""
+			}
+		}
 	}
 	if u.RawQuery != "" {
 		q := strings.Split(u.RawQuery, "&")
@@ -44,18 +60,84 @@ func URL(raw string) string {
 	return u.String()
 }
 
-func isSecret(param string) bool {
+// redactPathParams replaces the values of secret path parameters (RFC 2326 §3.2:
+// /path;password=...;stream=1/track) in an escaped path.
+func redactPathParams(esc string) string {
+	segs := strings.Split(esc, "/")
+	for i, seg := range segs {
+		params := strings.Split(seg, ";")
+		for j := 1; j < len(params); j++ {
+			if k, _, ok := strings.Cut(params[j], "="); ok && isSecret(k) {
+				params[j] = k + "=" + Mark
+			}
+		}
+		segs[i] = strings.Join(params, ";")
+	}
+	return strings.Join(segs, "/")
+}
+
+func isSecret(param string) bool { return inList(param, secretParams) }
+
+func isUserParam(param string) bool { return inList(param, userParams) }
+
+// inList reports whether the unescaped, lower-cased param is in list.
+func inList(param string, list []string) bool {
 	p, err := url.QueryUnescape(param)
 	if err != nil {
 		p = param
 	}
-	p = strings.ToLower(p)
-	for _, s := range secretParams {
-		if p == s {
-			return true
+	return slices.Contains(list, strings.ToLower(p))
+}
+
+// secretPairs returns the secret query and path parameters of a parsed URL as written (escaped).
+func secretPairs(u *url.URL) [][2]string {
+	var out [][2]string
+	add := func(kv string) {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" && v != Mark && isSecret(k) {
+			out = append(out, [2]string{k, v})
 		}
 	}
-	return false
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		add(kv)
+	}
+	for _, seg := range strings.Split(u.EscapedPath(), "/") {
+		for _, kv := range strings.Split(seg, ";")[1:] {
+			add(kv)
+		}
+	}
+	return out
+}
+
+// replaceUserForms replaces the user name where a message quotes it as one: followed by ':' or
+// '@' (user:password, user@host) and not preceded by a letter or digit (so that a user "cam" does
+// not touch "webcam:"). Elsewhere the name is left alone: it may be an ordinary word ("URL",
+// "source", "stream") and is no secret on its own.
+func replaceUserForms(msg, name string) string {
+	if name == "" || name == Mark {
+		return msg
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, name)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		end := i + len(name)
+		before := i == 0 || !isWordByte(msg[i-1])
+		after := end < len(msg) && (msg[end] == ':' || msg[end] == '@')
+		if before && after {
+			b.WriteString(msg[:i])
+			b.WriteString(Mark)
+		} else {
+			b.WriteString(msg[:end])
+		}
+		msg = msg[end:]
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
 }
 
 // redactUnparsed keeps "scheme://host" of a URL url.Parse rejects (passwords with '#', '%' or
@@ -89,9 +171,9 @@ func Source(raw string) string {
 }
 
 // Message removes a source's secrets from a message that may quote it (an error from
-// opening the source): the raw URL becomes the redacted one, and the password, the user
-// information and the values of password-like query parameters become REDACTED wherever they
-// still appear.
+// opening the source): the raw URL becomes the redacted one, and the password and the values of
+// password-like query and path parameters become REDACTED wherever they still appear. The user
+// name only where it is quoted as one (user:…, user@…, user=…): it may be an ordinary word.
 func Message(msg, raw string) string {
 	if !strings.Contains(raw, "://") {
 		return msg
@@ -114,18 +196,18 @@ func Message(msg, raw string) string {
 			msg = strings.ReplaceAll(msg, p, Mark)
 		}
 		msg = strings.ReplaceAll(msg, u.User.String()+"@", Mark+"@")
+		msg = replaceUserForms(msg, u.User.Username())
 	}
-	if ru, err := url.Parse(red); err == nil && u.RawQuery != "" {
-		rq := ru.Query()
-		for k, vs := range u.Query() {
-			if rq.Get(k) != Mark {
-				continue
-			}
-			for _, v := range vs {
-				msg = strings.ReplaceAll(msg, k+"="+v, k+"="+Mark)
-				if len(v) >= 4 { // shorter values would mangle unrelated words
-					msg = strings.ReplaceAll(msg, v, Mark)
-				}
+	for _, kv := range secretPairs(u) {
+		k, v := kv[0], kv[1]
+		vals := []string{v}
+		if uv, err := url.QueryUnescape(v); err == nil && uv != v {
+			vals = append(vals, uv)
+		}
+		for _, v := range vals {
+			msg = strings.ReplaceAll(msg, k+"="+v, k+"="+Mark)
+			if len(v) >= 4 && !isUserParam(k) { // shorter values would mangle unrelated words
+				msg = strings.ReplaceAll(msg, v, Mark)
 			}
 		}
 	}
@@ -133,26 +215,30 @@ func Message(msg, raw string) string {
 }
 
 // scrubUserinfo removes the user information of an unparsable URL from msg: the whole, the
-// password, every prefix of the password up to a separator and every piece between separators
-// of three bytes or more (parse errors quote such pieces, e.g. `invalid port ":p4ss"`).
+// password, every prefix of the password up to a separator and every piece of the password
+// between separators of three bytes or more (parse errors quote such pieces, e.g. `invalid port
+// ":p4ss"`); the user name where it is quoted as one (replaceUserForms).
 func scrubUserinfo(msg, info string) string {
 	pieces := []string{info}
-	if _, pw, ok := strings.Cut(info, ":"); ok {
+	user, pw, ok := strings.Cut(info, ":")
+	if ok {
 		pieces = append(pieces, pw)
 		for i := range len(pw) {
 			if strings.IndexByte(":#/?@", pw[i]) >= 0 && i >= 3 {
 				pieces = append(pieces, pw[:i])
 			}
 		}
-	}
-	for _, p := range strings.FieldsFunc(info, func(r rune) bool { return strings.ContainsRune(":#/?@", r) }) {
-		if len(p) >= 3 {
-			pieces = append(pieces, p)
+		for _, p := range strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune(":#/?@", r) }) {
+			if len(p) >= 3 {
+				pieces = append(pieces, p)
+			}
 		}
 	}
 	slices.SortFunc(pieces, func(a, b string) int { return len(b) - len(a) }) // wholes before parts
 	for _, p := range pieces {
-		msg = strings.ReplaceAll(msg, p, Mark)
+		if p != "" {
+			msg = strings.ReplaceAll(msg, p, Mark)
+		}
 	}
-	return msg
+	return replaceUserForms(msg, user)
 }
