@@ -81,7 +81,7 @@ func Open(typ string, s *Settings, env sink.Env, newPub func() (deliver.Publishe
 	k.pub = pub
 	k.w = &deliver.Worker{
 		Name: s.Name, Outbox: k.ob, Publisher: pub, MaxBatch: s.MaxBatch, Timeout: time.Duration(s.Timeout),
-		MinBackoff: time.Duration(s.MinBackoff), MaxBackoff: time.Duration(s.MaxBackoff), Logger: k.log,
+		MinBackoff: time.Duration(s.MinBackoff), MaxBackoff: time.Duration(s.MaxBackoff), Logger: log,
 	}
 	if err := k.w.Init(); err != nil {
 		k.closePub()

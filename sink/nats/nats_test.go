@@ -61,6 +61,7 @@ func openSink(t testing.TB, dir string, settings map[string]any) *brokered.Sink 
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.(*brokered.Sink).Close() })
 	return s.(*brokered.Sink)
 }
 
@@ -176,15 +177,19 @@ func TestJetStreamRestart(t *testing.T) {
 	srv := startServer(t, port, store, nil)
 	url := srv.ClientURL()
 	k := openSink(t, t.TempDir(), map[string]any{"url": url, "jetstream": true, "stream": "VINFER"})
-	const total = 3000
-	done := make(chan struct{})
+	// One goroutine writes 2 events per result, paced, until the broker is back.
+	stop, done := make(chan struct{}), make(chan int)
 	go func() {
-		defer close(done)
-		for i := range total / 2 {
-			k.Write(bt.Result("cam1", int64(i), 2))
-			if i%100 == 0 {
-				time.Sleep(20 * time.Millisecond) // spread the writes over the outage
+		n := 0
+		for ; ; n++ {
+			select {
+			case <-stop:
+				done <- 2 * n
+				return
+			default:
 			}
+			k.Write(bt.Result("cam1", int64(n), 2))
+			time.Sleep(time.Millisecond)
 		}
 	}()
 	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered > 100 }, "first deliveries")
@@ -194,7 +199,9 @@ func TestJetStreamRestart(t *testing.T) {
 	time.Sleep(outage(t))
 	srv = startServer(t, port, store, nil)
 	defer srv.Shutdown()
-	<-done
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Up }, "sink up again")
+	close(stop)
+	total := uint64(<-done)
 	bt.Wait(t, bt.Timeout+outage(t), func() bool { return k.Stats().Delivered >= total && k.Stats().Depth == 0 },
 		"all delivered (stats %+v)", k.Stats())
 	st := k.Stats()
@@ -205,7 +212,7 @@ func TestJetStreamRestart(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	seen := streamIDs(t, url, "VINFER")
-	if seen.Distinct() != total || seen.Dups() != 0 {
+	if seen.Distinct() != int(total) || seen.Dups() != 0 {
 		t.Fatalf("stream holds %d distinct events, %d duplicates; want %d, 0", seen.Distinct(), seen.Dups(), total)
 	}
 }
