@@ -198,4 +198,3 @@ func TestWrongCredentials(t *testing.T) {
 	t.Logf("last error: %s", k.Stats().LastError)
 	k.Close()
 }
-
