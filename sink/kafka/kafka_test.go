@@ -198,3 +198,15 @@ func TestWrongCredentials(t *testing.T) {
 	t.Logf("last error: %s", k.Stats().LastError)
 	k.Close()
 }
+
+// Mutual TLS: the cluster requires a client certificate from the test CA.
+func TestTLS(t *testing.T) {
+	certs := bt.NewCerts(t)
+	c := startCluster(t, kfake.TLS(certs.Server))
+	defer c.Close()
+	k := openSink(t, map[string]any{"brokers": c.ListenAddrs(), "tls": certs.TLSSettings()})
+	for i := range 10 {
+		k.Write(bt.Result("cam1", int64(i), 1))
+	}
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered == 10 }, "10 delivered over TLS (stats %+v)", k.Stats())
+}

@@ -238,3 +238,28 @@ func TestTopic(t *testing.T) {
 		t.Fatal(s)
 	}
 }
+
+// Mutual TLS: the broker requires a client certificate from the test CA.
+func TestTLS(t *testing.T) {
+	certs := bt.NewCerts(t)
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			addr, r := freeAddr(t), &received{}
+			s := mochi.New(&mochi.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			s.AddHook(new(auth.AllowHook), nil)
+			if err := s.AddListener(listeners.NewTCP(listeners.Config{ID: "tls", Address: addr, TLSConfig: certs.Server})); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Serve(); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			s.Subscribe("vinfer/#", 1, r.handle)
+			k := openSink(t, map[string]any{"url": "mqtts://" + addr, "protocol": proto, "tls": certs.TLSSettings()})
+			for i := range 10 {
+				k.Write(bt.Result("cam1", int64(i), 1))
+			}
+			bt.Wait(t, bt.Timeout, func() bool { return r.events.Distinct() == 10 }, "10 events over TLS")
+		})
+	}
+}

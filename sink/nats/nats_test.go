@@ -341,3 +341,16 @@ func TestKill(t *testing.T) {
 	}
 	t.Logf("%d events written across 2 kills, all in the stream (%d distinct, %d duplicates)", len(written), seen.Distinct(), seen.Dups())
 }
+
+// Mutual TLS: the server requires a client certificate from the test CA.
+func TestTLS(t *testing.T) {
+	certs := bt.NewCerts(t)
+	srv := startServer(t, -1, t.TempDir(), func(o *server.Options) { o.TLSConfig, o.TLSVerify = certs.Server, true })
+	defer srv.Shutdown()
+	url := "tls://" + srv.Addr().String()
+	k := openSink(t, t.TempDir(), map[string]any{"url": url, "jetstream": true, "stream": "VINFER", "tls": certs.TLSSettings()})
+	for i := range 10 {
+		k.Write(bt.Result("cam1", int64(i), 1))
+	}
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered == 10 }, "10 delivered over TLS (stats %+v)", k.Stats())
+}
