@@ -210,3 +210,34 @@ func TestTLS(t *testing.T) {
 	}
 	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered == 10 }, "10 delivered over TLS (stats %+v)", k.Stats())
 }
+
+// TestLatency measures event-to-consumer latency at 1000 events/s (VINFER_BENCH=1).
+func TestLatency(t *testing.T) {
+	l := &bt.Latency{}
+	if os.Getenv("VINFER_BENCH") == "" {
+		bt.RunLatency(t, "", nil, l, 0)
+	}
+	c := startCluster(t)
+	defer c.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics("vinfer-events"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+				for _, h := range r.Headers {
+					if h.Key == "vinfer-id" {
+						l.Received(string(h.Value))
+					}
+				}
+			})
+		}
+	}()
+	k := openSink(t, map[string]any{"brokers": c.ListenAddrs()})
+	bt.RunLatency(t, "kafka", k, l, 1000)
+}

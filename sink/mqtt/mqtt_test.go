@@ -263,3 +263,25 @@ func TestTLS(t *testing.T) {
 		})
 	}
 }
+
+// TestLatency measures event-to-subscriber latency at QoS 1, 1000 events/s (VINFER_BENCH=1).
+func TestLatency(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			l := &bt.Latency{}
+			if os.Getenv("VINFER_BENCH") == "" {
+				bt.RunLatency(t, "", nil, l, 0)
+			}
+			addr := freeAddr(t)
+			s := startBroker(t, addr, &received{}, nil)
+			defer s.Close()
+			s.Subscribe("vinfer/+/events", 2, func(_ *mochi.Client, _ packets.Subscription, pk packets.Packet) {
+				var e struct{ ID string }
+				json.Unmarshal(pk.Payload, &e)
+				l.Received(e.ID)
+			})
+			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto})
+			bt.RunLatency(t, "mqtt "+proto, k, l, 1000)
+		})
+	}
+}

@@ -354,3 +354,23 @@ func TestTLS(t *testing.T) {
 	}
 	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered == 10 }, "10 delivered over TLS (stats %+v)", k.Stats())
 }
+
+// TestLatency measures event-to-subscriber latency through JetStream at 1000 events/s
+// (VINFER_BENCH=1).
+func TestLatency(t *testing.T) {
+	l := &bt.Latency{}
+	if os.Getenv("VINFER_BENCH") == "" {
+		bt.RunLatency(t, "", nil, l, 0)
+	}
+	srv := startServer(t, -1, t.TempDir(), nil)
+	defer srv.Shutdown()
+	k := openSink(t, t.TempDir(), map[string]any{"url": srv.ClientURL(), "jetstream": true, "stream": "VINFER"})
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.Subscribe("vinfer.>", func(m *nats.Msg) { l.Received(m.Header.Get(jetstream.MsgIDHeader)) })
+	nc.Flush()
+	bt.RunLatency(t, "nats jetstream", k, l, 1000)
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -210,4 +211,18 @@ func TestRedirects(t *testing.T) {
 	if rc.seen.Distinct() != 1 {
 		t.Fatalf("%d events arrived", rc.seen.Distinct())
 	}
+}
+
+// TestLatency measures event-to-endpoint latency at 1000 events/s (VINFER_BENCH=1).
+func TestLatency(t *testing.T) {
+	l := &bt.Latency{}
+	if os.Getenv("VINFER_BENCH") == "" {
+		bt.RunLatency(t, "", nil, l, 0)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.Received(r.Header.Get("X-Vinfer-Event-Id"))
+	}))
+	defer srv.Close()
+	k := openSink(t, map[string]any{"url": srv.URL})
+	bt.RunLatency(t, "webhook", k, l, 1000)
 }

@@ -1,0 +1,94 @@
+package brokertest
+
+import (
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vinfer/vinfer/sink"
+)
+
+// Latency measures write-to-subscriber latency by event id; safe for concurrent use.
+type Latency struct {
+	sent sync.Map // id → time.Time
+	mu   sync.Mutex
+	got  []time.Duration
+}
+
+// Sent records when the event id was written.
+func (l *Latency) Sent(id string, t time.Time) { l.sent.Store(id, t) }
+
+// Received records the arrival of id (a repeat is ignored).
+func (l *Latency) Received(id string) {
+	now := time.Now()
+	v, ok := l.sent.LoadAndDelete(id)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	l.got = append(l.got, now.Sub(v.(time.Time)))
+	l.mu.Unlock()
+}
+
+// Count returns the events received.
+func (l *Latency) Count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.got)
+}
+
+// Quantile returns the q-quantile of the latencies received (0 < q < 1).
+func (l *Latency) Quantile(q float64) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.got) == 0 {
+		return 0
+	}
+	s := slices.Clone(l.got)
+	slices.Sort(s)
+	return s[min(int(q*float64(len(s))), len(s)-1)]
+}
+
+// RunLatency writes one event per result to k at rate events/s for VINFER_BENCH_DURATION
+// (default 10s), then waits for all of them, and logs p50, p99 and the heap in use at the start
+// and the end. It skips unless VINFER_BENCH is set.
+func RunLatency(t *testing.T, name string, k sink.Sink, l *Latency, rate int) {
+	if os.Getenv("VINFER_BENCH") == "" {
+		t.Skip("set VINFER_BENCH=1 (and VINFER_BENCH_DURATION) to measure latency")
+	}
+	dur := 10 * time.Second
+	if v := os.Getenv("VINFER_BENCH_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dur = d
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	h0 := heap()
+	start := time.Now()
+	total := int(dur.Seconds() * float64(rate))
+	for i := range total {
+		if d := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); d > 0 {
+			time.Sleep(d)
+		}
+		r := Result("cam1", int64(i), 1)
+		l.Sent(r.Events[0].ID.String(), time.Now())
+		if err := k.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Wait(t, Timeout, func() bool { return l.Count() == total }, "%d events (have %d)", total, l.Count())
+	h1 := heap()
+	t.Logf("%s: %d events at %d/s over %v: p50 %v, p99 %v; heap in use %.1f MiB → %.1f MiB", name, total, rate,
+		dur, l.Quantile(0.5).Round(time.Microsecond), l.Quantile(0.99).Round(time.Microsecond),
+		float64(h0)/(1<<20), float64(h1)/(1<<20))
+}
