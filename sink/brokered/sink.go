@@ -109,14 +109,15 @@ func (k *Sink) Write(r *sink.Result) error {
 	if k.s.Carry.Events() {
 		for i := range r.Events {
 			e := &r.Events[i]
-			if e.ID.IsZero() {
-				e.ID = event.NewID(time.Now())
+			id := e.ID
+			if id.IsZero() { // the producer always sets one; never send an event without a key
+				id = event.NewID(time.Now())
 			}
 			stream := e.Stream
 			if stream == "" {
 				stream = r.Stream
 			}
-			b := AppendRecord(k.buf[:0], KindEvent, e.ID, routable(stream), e.Type.String())
+			b := AppendRecord(k.buf[:0], KindEvent, id, routable(stream), e.Type.String())
 			k.buf = e.AppendJSON(b)
 			if err := k.append(k.buf); err != nil {
 				return err

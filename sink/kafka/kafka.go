@@ -117,7 +117,7 @@ func Open(decl config.Sink, env sink.Env) (sink.Sink, error) {
 	}
 	return brokered.Open("kafka", &s.Settings, env, func() (deliver.Publisher, error) {
 		if s.Timeout > 0 {
-			opts = append(opts, kgo.RecordDeliveryTimeout(time.Duration(s.Timeout)))
+			opts = append(opts, kgo.RecordDeliveryTimeout(max(time.Duration(s.Timeout), time.Second))) // kgo's minimum
 		}
 		p.opts = opts
 		cl, err := kgo.NewClient(opts...)

@@ -82,6 +82,9 @@ func Open(decl config.Sink, env sink.Env) (sink.Sink, error) {
 	if err != nil || (u.Scheme != "mqtt" && u.Scheme != "mqtts" && u.Scheme != "tcp" && u.Scheme != "ssl") || u.Host == "" {
 		return nil, ErrURL
 	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w (credentials go in username and password, not in the url)", ErrURL)
+	}
 	if s.Protocol == "" {
 		s.Protocol = "3.1.1"
 	}

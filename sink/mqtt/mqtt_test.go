@@ -114,7 +114,7 @@ var protocols = []string{"3.1.1", "5"}
 
 func TestConfigErrors(t *testing.T) {
 	for _, m := range []map[string]any{{}, {"url": "http://x:1"}, {"url": "mqtt://x:1", "protocol": "4"},
-		{"url": "mqtt://x:1", "qos": 3}, {"url": "mqtt://x:1", "prefix": "a/#"}} {
+		{"url": "mqtt://x:1", "qos": 3}, {"url": "mqtt://x:1", "prefix": "a/#"}, {"url": "mqtt://u:p@x:1"}} {
 		if _, err := mqtt.Open(config.NewSink("mqtt", m), sink.Env{Dir: t.TempDir()}); err == nil {
 			t.Fatalf("%v accepted", m)
 		}
