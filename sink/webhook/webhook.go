@@ -83,7 +83,7 @@ func Open(decl config.Sink, env sink.Env) (sink.Sink, error) {
 		s.Concurrency = 4
 	}
 	if s.MaxBatch == 0 && !s.Batch {
-		s.MaxBatch = s.Concurrency // one round of requests per delivery attempt
+		s.MaxBatch = 4 * s.Concurrency // a few rounds of requests per delivery attempt
 	}
 	tlsConf, err := s.TLS.Config(env.Dir)
 	if err != nil {
