@@ -45,6 +45,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/metrics"
@@ -361,8 +362,19 @@ type apiError struct {
 
 // writeError writes a JSON error whose message says what to fix.
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, args...), Status: code})
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > maxErrorText { // a body of thousands of bad points must not echo them all
+		cut := maxErrorText
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + fmt.Sprintf("… (%d more bytes)", len(msg)-cut)
+	}
+	writeJSON(w, code, apiError{Error: msg, Status: code})
 }
+
+// maxErrorText bounds the error text of a response.
+const maxErrorText = 4 << 10
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
