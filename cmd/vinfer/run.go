@@ -59,6 +59,9 @@ func runCmd(args []string) error {
 	if *jsonl != "" {
 		cfg.Output.JSONL = *jsonl
 	}
+	if t := os.Getenv(tokenEnv); t != "" && cfg.Output.Token == "" {
+		cfg.Output.Token = t // from a Secret (container, Helm chart), never written in a file
+	}
 
 	// The API serves on 127.0.0.1:8080 by default while the job runs; an address given by flag or
 	// config keeps the process serving after file streams end.
@@ -201,6 +204,9 @@ func gpuSummary(w io.Writer, streams []defs.StreamInfo, st cuda.Stats, mem []str
 		fmt.Fprintf(w, "  gpu memory in use at the end (whole device): %s\n", strings.Join(mem, ", "))
 	}
 }
+
+// tokenEnv gives the API's bearer token when the configuration has no output.token.
+const tokenEnv = "VINFER_API_TOKEN"
 
 // defaultHTTP is where the API listens unless told otherwise.
 const defaultHTTP = "127.0.0.1:8080"
