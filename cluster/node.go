@@ -125,8 +125,9 @@ type Node struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	done   chan struct{}
-	once   sync.Once
+	done      chan struct{}
+	once      sync.Once
+	closeOnce sync.Once
 }
 
 type failure struct {
@@ -696,6 +697,11 @@ func (n *Node) Name() string { return n.name }
 // Close leaves the cluster gracefully: stops the local streams and releases their owner keys
 // (the other nodes start them at once), then removes the heartbeat.
 func (n *Node) Close() error {
+	n.closeOnce.Do(n.close)
+	return nil
+}
+
+func (n *Node) close() {
 	n.cancel()
 	n.wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), n.lease)
@@ -716,7 +722,6 @@ func (n *Node) Close() error {
 	n.nc.Close()
 	n.once.Do(func() { close(n.done) })
 	n.log.Info("cluster: left")
-	return nil
 }
 
 // RegisterStream writes an API-declared stream into the registry.
