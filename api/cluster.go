@@ -177,5 +177,3 @@ func (s *Server) clusterDelete(w http.ResponseWriter, r *http.Request) {
 
 // inCluster reports whether stream changes go through the cluster's registry.
 func (s *Server) inCluster() bool { return s.Cluster != nil }
-
-

@@ -121,10 +121,10 @@ type Node struct {
 	isolated bool
 	fatal    error
 
-	kick   chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	kick      chan struct{}
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 	done      chan struct{}
 	once      sync.Once
 	closeOnce sync.Once
