@@ -12,3 +12,5 @@ go vet ./...
 go test -count=1 -timeout 20m $(go list ./... | grep -v -e /source -e /e2e/sources)
 go test -count=1 -timeout 20m -p 1 ./source/... ./e2e/sources/
 go test -count=1 -race -timeout 20m ./frame/... ./pipeline/... ./e2e/pipeline/
+# The Helm chart's tests: their own Go module (helm's library and the Kubernetes API types).
+(cd charts && go vet ./... && go test -count=1 -timeout 20m ./...)
