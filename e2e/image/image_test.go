@@ -154,13 +154,13 @@ func TestRuntimeImage(t *testing.T) {
 	port := freePort(t)
 	tmp := t.TempDir()
 	data := filepath.Join(tmp, "data")
-	must(t, os.Mkdir(data, 0o777))
+	must(t, os.MkdirAll(filepath.Join(data, "videos"), 0o777))
 	must(t, os.Chmod(data, 0o777))
 	cfg := filepath.Join(tmp, "config.yaml")
 	must(t, os.WriteFile(cfg, fmt.Appendf(nil, `models:
   - {name: yolox, path: /models/yolox_nano_416.onnx, preload: true, intra_op_threads: 1}
 streams:
-  - {id: cars, source: /videos/car-detection.mp4, model: yolox, interval: 5}
+  - {id: cars, source: /data/videos/car-detection.mp4, model: yolox, interval: 5}
 output:
   http: 0.0.0.0:%d
   jsonl: /data/detections.jsonl
@@ -168,9 +168,9 @@ output:
 	const token = "image-test-token"
 	mounts := [][3]string{ // host, in the image, options
 		{filepath.Dir(model), "/models", "ro"},
-		{filepath.Dir(clip), "/videos", "ro"},
 		{cfg, "/etc/vinfer/config.yaml", "ro"},
 		{data, "/data", "rw"},
+		{filepath.Dir(clip), "/data/videos", "ro"},
 	}
 	env := append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=/nonexistent", "VINFER_API_TOKEN=" + token}, df.Env...)
