@@ -166,7 +166,8 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.max = o.DefaultMaxStreams
 	}
 	nc, err := nats.Connect(c.NATS, nats.Name("vinfer "+name), nats.Timeout(n.lease),
-		nats.MaxReconnects(-1), nats.ReconnectWait(n.lease/6), nats.RetryOnFailedConnect(false))
+		nats.MaxReconnects(-1), nats.ReconnectWait(n.lease/6), nats.RetryOnFailedConnect(false),
+		nats.ReconnectBufSize(-1)) // no request queued while cut off and replayed later
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.NATS, err)
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -411,5 +414,106 @@ func TestNATSUnavailable(t *testing.T) {
 	_, err := startNode(t, "nats://127.0.0.1:1", newWorld(), "x", nil)
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("%v, want ErrUnavailable", err)
+	}
+}
+
+// proxy is a TCP relay to the NATS server that the test can cut (a network partition).
+type proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	cut   bool
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if p.cut {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { io.Copy(u, c); u.Close() }()
+			go func() { io.Copy(c, u); c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return p
+}
+
+func (p *proxy) url() string { return "nats://" + p.ln.Addr().String() }
+
+func (p *proxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+// TestLostNATS: a node cut off from NATS stops its streams within a lease; the others run them
+// after the lease, never while it still runs them; when NATS is back the node rejoins.
+func TestLostNATS(t *testing.T) {
+	url := natsServer(t)
+	w := newWorld()
+	seed := streamsN(12)
+	ids := sortedIDs(seed)
+	px := newProxy(t, strings.TrimPrefix(url, "nats://"))
+	cutNode, err := startNode(t, px.url(), w, "a", func(o *Options) { o.Seed = seed })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := startNode(t, url, w, "b", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "12 streams over a and b", func() (bool, string) { return placedAsAssigned(w, ids, []string{"a", "b"}) })
+	onA := 0
+	for _, n := range w.where() {
+		if n == "a" {
+			onA++
+		}
+	}
+	t0 := time.Now()
+	px.setCut(true)
+	stopped := eventually(t, 2*testLease, "a stopped its streams", func() (bool, string) {
+		return len(cutNode.local.Streams()) == 0, fmt.Sprintf("%d still run", len(cutNode.local.Streams()))
+	})
+	if stopped > testLease {
+		t.Errorf("a stopped its streams %s after losing NATS, later than a lease (%s)", stopped, testLease)
+	}
+	eventually(t, 10*time.Second, "all 12 on b", func() (bool, string) { return placedAsAssigned(w, ids, []string{"b"}) })
+	t.Logf("a (%d streams) cut off: stopped them after %.1fs, b ran all after %.1fs", onA, stopped.Seconds(), time.Since(t0).Seconds())
+	if v := cutNode.ClusterView(); v.State != "isolated" {
+		t.Errorf("a's state %q, want isolated", v.State)
+	}
+	px.setCut(false)
+	eventually(t, 15*time.Second, "a rejoined and runs its share again", func() (bool, string) { return placedAsAssigned(w, ids, []string{"a", "b"}) })
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.doubles) > 0 {
+		t.Fatalf("streams ran twice: %v", w.doubles)
 	}
 }
