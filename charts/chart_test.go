@@ -140,10 +140,11 @@ func TestLint(t *testing.T) {
 	for _, vals := range []map[string]any{nil, allOn()} {
 		lr := lint.AllWithKubeVersion(chartDir, vals, "video", nil)
 		for _, m := range lr.Messages {
-			if m.Severity >= support.InfoSev { // strict: INFO (e.g. no icon) is allowed, warnings are not
-				if m.Severity > support.InfoSev {
-					t.Errorf("helm lint: %s", m)
-				}
+			// Strict, as helm lint --strict: warnings and errors fail, INFO (e.g. no icon) is shown.
+			if m.Severity > support.InfoSev {
+				t.Errorf("helm lint: %s", m)
+			} else {
+				t.Logf("helm lint: %s", m)
 			}
 		}
 	}
@@ -402,4 +403,26 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+// TestLintCatchesErrors: the lint above would report a broken template.
+func TestLintCatchesErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(chartDir)); err != nil {
+		t.Fatal(err)
+	}
+	bad := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.no.such.value }}\n")
+	if err := os.WriteFile(dir+"/templates/broken.yaml", bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lr := lint.AllWithKubeVersion(dir, nil, "video", nil)
+	errs := 0
+	for _, m := range lr.Messages {
+		if m.Severity == support.ErrorSev {
+			errs++
+		}
+	}
+	if errs == 0 {
+		t.Fatalf("helm lint found no error in a broken template: %v", lr.Messages)
+	}
 }
