@@ -39,6 +39,7 @@ import (
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/defs"
+	"github.com/vinfer/vinfer/internal/redact"
 )
 
 // Local is the node's own machine: the app's stream control and listing.
@@ -637,13 +638,14 @@ func (n *Node) startLocal(id string, rev uint64, e regEntry) {
 	}
 	n.mu.Lock()
 	if err != nil {
-		n.failed[id] = failure{err: err.Error(), at: time.Now()}
+		// Heartbeats carry it to every node's API: without the source's credentials.
+		n.failed[id] = failure{err: redact.Message(err.Error(), e.Stream.Source), at: time.Now()}
 	} else {
 		delete(n.failed, id)
 	}
 	n.mu.Unlock()
 	if err != nil {
-		n.log.Warn("cluster: stream could not be started here (retried later)", "stream", id, "err", err)
+		n.log.Warn("cluster: stream could not be started here (retried later)", "stream", id, "err", redact.Message(err.Error(), e.Stream.Source))
 		return
 	}
 	n.log.Info("cluster: stream started", "stream", id, "owner_revision", rev)
