@@ -201,7 +201,7 @@ func allOn() map[string]any {
 		"auth":           map[string]any{"token": "s3cret"},
 		"models":         map[string]any{"volume": map[string]any{"nfs": map[string]any{"server": "nas", "path": "/models", "readOnly": true}}},
 		"config": map[string]any{
-			"models": []any{map[string]any{"name": "yolox", "path": "/models/yolox.onnx", "provider": "cuda", "max_batch": 8}},
+			"models":  []any{map[string]any{"name": "yolox", "path": "/models/yolox.onnx", "provider": "cuda", "max_batch": 8}},
 			"streams": []any{map[string]any{"id": "gate", "source": "rtsp://cam/1", "model": "yolox", "decoder": "nvdec"}},
 		},
 	}
