@@ -6,12 +6,16 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
+	"unicode"
 )
 
 // Errors of Validate and Check, wrapped with the field they concern, e.g.
 // `zones[1] "queue": polygon: self-intersecting: edges 0 and 2 cross`.
 var (
 	ErrEmpty            = errors.New("empty")
+	ErrName             = errors.New("must be printable and at most 64 bytes")
+	ErrTooLong          = errors.New("is longer than an hour (MaxRetention)")
 	ErrDuplicateName    = errors.New("duplicate name")
 	ErrTooFewPoints     = errors.New("fewer than 3 points")
 	ErrSelfIntersecting = errors.New("self-intersecting")
@@ -25,6 +29,12 @@ var (
 	ErrUnknownClass     = errors.New("unknown class")
 )
 
+// maxName bounds zone and line names (they are metric label values and event fields).
+const maxName = 64
+
+// MaxRetention bounds Config.Retention: state of unseen tracks is kept no longer.
+const MaxRetention = time.Hour
+
 // Validate checks what it can without the frame size or the model's labels: names present and
 // unique among zones and lines, polygons of at least 3 distinct points with an area and no
 // self-intersection, lines of 2 distinct points, known anchors, no negative inertia, loiter,
@@ -34,8 +44,12 @@ func (c *Config) Validate() error {
 	var errs []error
 	names := map[string]string{}
 	name := func(field, n string) {
-		if n == "" {
+		if strings.TrimSpace(n) == "" {
 			errs = append(errs, fmt.Errorf("%s: name: %w", field, ErrEmpty))
+			return
+		}
+		if len(n) > maxName || strings.IndexFunc(n, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			errs = append(errs, fmt.Errorf("%s: name %.40q: %w", field, n, ErrName))
 			return
 		}
 		if prev, ok := names[n]; ok {
@@ -76,6 +90,9 @@ func (c *Config) Validate() error {
 		case l.Points[0] == l.Points[1]:
 			errs = append(errs, fmt.Errorf("%s: points: %w (both %v)", field, ErrZeroLength, l.Points[0]))
 		}
+	}
+	if time.Duration(c.Retention) > MaxRetention {
+		errs = append(errs, fmt.Errorf("retention %v: %w", time.Duration(c.Retention), ErrTooLong))
 	}
 	if c.Retention < 0 {
 		errs = append(errs, fmt.Errorf("retention: %w", ErrNegative))

@@ -45,6 +45,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/metrics"
@@ -99,6 +100,10 @@ type Server struct {
 	// MaxSnapshots bounds the snapshots encoded at once (default 2); more wait up to 2 s,
 	// then get 503.
 	MaxSnapshots int
+	// Cluster, when this node is in a cluster (package cluster): GET /api/cluster shows it,
+	// POST and DELETE /api/streams go through its registry, and per-stream calls for streams
+	// another node runs are forwarded there (api/cluster.go).
+	Cluster defs.Cluster
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -224,15 +229,16 @@ func (s *Server) routes() http.Handler {
 		writeError(w, http.StatusNotFound, "no API route %s %s: GET /api lists the routes", r.Method, r.URL.Path)
 	})
 	api("/api/streams", methods{"GET": s.listStreams, "POST": s.addStream}.serve)
-	api("/api/streams/{id}", methods{"GET": s.getStream, "DELETE": s.deleteStream}.serve)
-	api("/api/streams/{id}/snapshot.jpg", methods{"GET": s.snapshot}.serve)
-	api("/api/streams/{id}/scene", methods{"GET": s.getScene, "PUT": s.putScene}.serve)
+	api("/api/streams/{id}", methods{"GET": s.clustered(s.getStream), "DELETE": s.deleteStream}.serve)
+	api("/api/streams/{id}/snapshot.jpg", methods{"GET": s.clustered(s.snapshot)}.serve)
+	api("/api/streams/{id}/scene", methods{"GET": s.clustered(s.getScene), "PUT": s.clustered(s.putScene)}.serve)
+	api("/api/cluster", methods{"GET": s.clusterInfo}.serve)
 	api("/api/models", methods{"GET": s.listModels}.serve)
 	api("/api/models/{name}", methods{"GET": s.getModel}.serve)
 	api("/api/models/{name}/reload", methods{"POST": s.reloadModel}.serve)
 	api("/api/gb28181/devices", methods{"GET": s.gbDevices}.serve)
-	api("/api/events", methods{"GET": s.sse}.serve)
-	api("/api/ws", methods{"GET": s.websocket}.serve)
+	api("/api/events", methods{"GET": s.clustered(s.sse)}.serve)
+	api("/api/ws", methods{"GET": s.clustered(s.websocket)}.serve)
 	s.evidenceRoutes(mux, api)
 	mux.Handle("/metrics", s.authed(s.Metrics.Handler()))
 	debugRoutes(mux, s.authed)
@@ -380,8 +386,19 @@ type apiError struct {
 
 // writeError writes a JSON error whose message says what to fix.
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, args...), Status: code})
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > maxErrorText { // a body of thousands of bad points must not echo them all
+		cut := maxErrorText
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + fmt.Sprintf("… (%d more bytes)", len(msg)-cut)
+	}
+	writeJSON(w, code, apiError{Error: msg, Status: code})
 }
+
+// maxErrorText bounds the error text of a response.
+const maxErrorText = 4 << 10
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -400,7 +417,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			"GET /api/streams", "POST /api/streams", "GET /api/streams/{id}", "DELETE /api/streams/{id}",
 			"GET /api/streams/{id}/snapshot.jpg",
 			"GET /api/models", "GET /api/models/{name}", "POST /api/models/{name}/reload",
-			"GET /api/gb28181/devices",
+			"GET /api/gb28181/devices", "GET /api/cluster",
 			"GET /api/events (SSE)", "GET /api/ws (WebSocket)",
 			"GET /api/evidence", "GET /api/evidence/{id}", "GET /api/evidence/{id}/clip.mp4", "GET /api/evidence/{id}/snapshot.jpg",
 			"GET /metrics", "GET /debug/pprof/", "GET /debug/vars",

@@ -140,6 +140,10 @@ func (s *Server) addStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "model %q is not declared: use one of %s (GET /api/models)", c.Model, strings.Join(names, ", "))
 		return
 	}
+	if s.inCluster() {
+		s.clusterAdd(w, r, c)
+		return
+	}
 	if s.streamExists(c.ID) {
 		writeError(w, http.StatusConflict, "stream %q already exists: DELETE /api/streams/%s first, or choose another id", c.ID, c.ID)
 		return
@@ -194,6 +198,10 @@ func addStatus(err error) int {
 
 // deleteStream answers DELETE /api/streams/{id}: 204 once the stream is stopped and released.
 func (s *Server) deleteStream(w http.ResponseWriter, r *http.Request) {
+	if s.inCluster() {
+		s.clusterDelete(w, r)
+		return
+	}
 	id := r.PathValue("id")
 	if !s.streamExists(id) {
 		writeError(w, http.StatusNotFound, "no stream %q: GET /api/streams lists them", id)

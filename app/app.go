@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/vinfer/vinfer/codec"
@@ -35,6 +36,7 @@ type App struct {
 	Log     *slog.Logger
 
 	started time.Time
+	sinksMu sync.Mutex  // guards sinks against a scrape during Stop
 	sinks   []sink.Sink // opened from the configuration, closed by Stop
 	fanout  *Fanout
 	gpuMem  gpuMemory
@@ -81,7 +83,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	a := &App{Config: cfg, Log: o.Log, started: time.Now(), fanout: newFanout(), Devices: &gpurun.Devices{},
 		limits: newLimits(&cfg.Sources, cfg.Dir)}
-	env := sink.Env{Dir: cfg.Dir, Stdout: o.Stdout, Log: o.Log}
+	env := sink.Env{Dir: cfg.Dir, DataDir: cfg.Output.DataDir, Stdout: o.Stdout, Log: o.Log}
 	for _, decl := range sinkDecls(cfg.Output) {
 		s, err := sink.Open(decl, env)
 		if err != nil {
@@ -249,13 +251,16 @@ func (a *App) Stop() error {
 }
 
 func (a *App) closeSinks() error {
+	a.sinksMu.Lock()
+	sinks := a.sinks
+	a.sinks = nil
+	a.sinksMu.Unlock()
 	var errs []error
-	for _, s := range a.sinks {
+	for _, s := range sinks {
 		if c, ok := s.(io.Closer); ok {
 			errs = append(errs, c.Close())
 		}
 	}
-	a.sinks = nil
 	return errors.Join(errs...)
 }
 

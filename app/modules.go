@@ -2,6 +2,10 @@ package app
 
 import (
 	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/sink/kafka"
+	"github.com/vinfer/vinfer/sink/mqtt"
+	"github.com/vinfer/vinfer/sink/nats"
+	"github.com/vinfer/vinfer/sink/webhook"
 	"github.com/vinfer/vinfer/source"
 	"github.com/vinfer/vinfer/source/file"
 	"github.com/vinfer/vinfer/source/gb28181"
@@ -18,4 +22,8 @@ func init() {
 	source.Register(gb28181.Kind) // gb28181://
 
 	sink.Register(sink.JSONLKind) // output.jsonl, {type: jsonl}
+	sink.Register(mqtt.Kind)      // {type: mqtt}: MQTT 3.1.1 and 5
+	sink.Register(kafka.Kind)     // {type: kafka}
+	sink.Register(nats.Kind)      // {type: nats}: NATS and JetStream
+	sink.Register(webhook.Kind)   // {type: webhook}
 }

@@ -66,7 +66,12 @@ func (a *App) SetScene(id string, c analytics.Config) error {
 	if e := a.Registry.Loaded(st.Model); e != nil && e.Current() != nil {
 		labels = e.Current().Labels()
 	}
-	if err := c.Check(0, 0, labels); err != nil {
+	w, h := 0, 0 // the frame size once the source knows it: points must lie in the frame
+	if st.Source != nil {
+		info := st.Source.Info()
+		w, h = info.Width, info.Height
+	}
+	if err := c.Check(w, h, labels); err != nil {
 		return err
 	}
 	return a.Pipeline.SetScene(id, c)

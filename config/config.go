@@ -26,6 +26,9 @@ type Config struct {
 	Evidence *Evidence `yaml:"evidence,omitempty" json:"evidence,omitempty"`
 	// GB28181 makes vinfer a GB28181 platform (SIP server); nil: none.
 	GB28181 *GB28181 `yaml:"gb28181,omitempty" json:"gb28181,omitempty"`
+	// Cluster makes this process a node of a cluster over NATS JetStream (config/cluster.go);
+	// nil: standalone.
+	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
 	// Dir is the directory relative paths are resolved against (the config file's directory).
 	Dir string `yaml:"-" json:"-"`
 }
@@ -84,6 +87,9 @@ func (c *Config) Validate() error {
 	}
 	if c.GB28181 != nil {
 		errs = append(errs, c.GB28181.Init())
+	}
+	if c.Cluster != nil {
+		errs = append(errs, c.Cluster.Validate())
 	}
 	ids := map[string]bool{}
 	for i := range c.Streams {

@@ -94,3 +94,26 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 		t.Fatal("no error for a missing file")
 	}
 }
+
+func TestClusterSection(t *testing.T) {
+	ok := "models: [{name: m, path: m.onnx}]\ncluster: {nats: \"nats://a:4222,nats://b:4222\", node: n-1, weight: 2, max_streams: 10, lease: 3s, on_nats_unavailable: standalone}\n"
+	c, err := Parse([]byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cluster.LeaseDuration().Seconds() != 3 || c.Cluster.BucketName() != "vinfer" || c.Cluster.NodeWeight() != 2 {
+		t.Fatalf("%+v", c.Cluster)
+	}
+	for _, bad := range []string{
+		"cluster: {}",
+		"cluster: {nats: \"nats://a:4222\", on_nats_unavailable: maybe}",
+		"cluster: {nats: \"nats://a:4222\", lease: 10ms}",
+		"cluster: {nats: \"nats://a:4222\", node: \"a b\"}",
+		"cluster: {nats: \"nats://a:4222\", advertise: \"ftp://x\"}",
+		"cluster: {nats: \"nats://a:4222\", bogus: 1}",
+	} {
+		if _, err := Parse([]byte("models: [{name: m, path: m.onnx}]\n" + bad + "\n")); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}

@@ -15,6 +15,9 @@ type Output struct {
 	// Events is shorthand for a jsonl sink of scene events, one per line: a file, "-" for stdout;
 	// empty: none.
 	Events string `yaml:"events,omitempty" json:"events,omitempty"`
+	// DataDir is where sinks keep their state (outboxes), relative to the config file; default
+	// vinfer-data.
+	DataDir string `yaml:"data_dir,omitempty" json:"data_dir,omitempty"`
 	// Sinks are further outputs, each of a kind registered in package sink.
 	Sinks []Sink `yaml:"sinks,omitempty" json:"sinks,omitempty"`
 	// Progress prints a live progress line on stderr (default true when stderr is a terminal).

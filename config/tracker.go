@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 )
 
 // Tracker configures a stream's multi-object tracker (package track, ByteTrack-class): zero
@@ -92,8 +93,11 @@ func (t *Tracker) Validate() error {
 			errs = append(errs, fmt.Errorf("tracker.%s %v must be within 0…1", v.name, v.v))
 		}
 	}
-	if t.TrackBuffer < 0 {
-		errs = append(errs, errors.New("tracker.track_buffer must be ≥ 0"))
+	if t.TrackBuffer < 0 || time.Duration(t.TrackBuffer) > time.Hour {
+		errs = append(errs, errors.New("tracker.track_buffer must be within 0…1h"))
+	}
+	if t.LowThresh > 0 && t.TrackThresh > 0 && t.LowThresh > t.TrackThresh {
+		errs = append(errs, fmt.Errorf("tracker.low_thresh %v must not be above tracker.track_thresh %v", t.LowThresh, t.TrackThresh))
 	}
 	if t.FrameRate < 0 || math.IsInf(t.FrameRate, 0) || math.IsNaN(t.FrameRate) {
 		errs = append(errs, errors.New("tracker.frame_rate must be a number ≥ 0"))

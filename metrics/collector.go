@@ -42,6 +42,15 @@ var (
 	descLineCross     = desc("line_crossings_total", "Tracks that crossed a line, by direction (in, out) and class.", "stream", "line", "direction", "class")
 	descGPUUsed       = desc("gpu_memory_used_bytes", "GPU memory in use on the device (all processes), for every GPU vinfer uses.", "device")
 	descGPUTotal      = desc("gpu_memory_total_bytes", "GPU memory of the device, for every GPU vinfer uses.", "device")
+	descSinkDelivered = desc("sink_delivered_total", "Records (events, detections) the sink's broker acknowledged.", "sink")
+	descSinkRetried   = desc("sink_retried_total", "Records sent again after a failed delivery attempt.", "sink")
+	descSinkFailed    = desc("sink_failed_total", "Delivery attempts that failed (broker down, timeout, refused).", "sink")
+	descSinkUndeliv   = desc("sink_undeliverable_total", "Records skipped as impossible to deliver (rejected payload, too large).", "sink")
+	descSinkDropped   = desc("sink_dropped_total", "Records the sink's outbox dropped before delivery, by reason: full, age, rejected, corrupt.", "sink", "reason")
+	descSinkDepth     = desc("sink_outbox_depth", "Undelivered records in the sink's outbox.", "sink")
+	descSinkDepthB    = desc("sink_outbox_depth_bytes", "Bytes of the undelivered records in the sink's outbox.", "sink")
+	descSinkOldest    = desc("sink_oldest_age_seconds", "Age of the oldest undelivered record in the sink's outbox (0 when none).", "sink")
+	descSinkUp        = desc("sink_up", "1 while the sink's deliveries succeed, 0 from a failed attempt until the next success.", "sink")
 )
 
 // appCollector reads the watched app at scrape time.
@@ -53,7 +62,8 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 		descInferred, descDropped, descDetections, descQueue, descPool, descPoolCap, descReconnects,
 		descConnFail, descRTPPackets, descRTPLost, descSourceDropped, descModelLoaded, descModelLoadSec,
 		descModelLoads, descBatches, descBatchFrames, descThroughput, descCapacity, descEfficiency,
-		descGPUUsed, descGPUTotal, descZoneObjects, descZoneEvents, descLineCross} {
+		descGPUUsed, descGPUTotal, descZoneObjects, descZoneEvents, descLineCross, descSinkDelivered, descSinkRetried,
+		descSinkFailed, descSinkUndeliv, descSinkDropped, descSinkDepth, descSinkDepthB, descSinkOldest, descSinkUp} {
 		ch <- d
 	}
 	for _, d := range evidenceDescs {
@@ -154,4 +164,28 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descGPUUsed, float64(g.MemUsed), dev)
 		gauge(descGPUTotal, float64(g.MemTotal), dev)
 	}
+	if ss, ok := ref.Source.(defs.Sinks); ok {
+		for _, si := range ss.Sinks() {
+			collectSink(si, counter, gauge)
+		}
+	}
+}
+
+// collectSink emits one delivering sink's series.
+func collectSink(si defs.SinkInfo, counter, gauge func(*prometheus.Desc, float64, ...string)) {
+	counter(descSinkDelivered, float64(si.Delivered), si.Name)
+	counter(descSinkRetried, float64(si.Retried), si.Name)
+	counter(descSinkFailed, float64(si.Failed), si.Name)
+	counter(descSinkUndeliv, float64(si.Undeliverable), si.Name)
+	for reason, n := range si.Dropped {
+		counter(descSinkDropped, float64(n), si.Name, reason)
+	}
+	gauge(descSinkDepth, float64(si.Depth), si.Name)
+	gauge(descSinkDepthB, float64(si.DepthBytes), si.Name)
+	gauge(descSinkOldest, si.OldestAge.Seconds(), si.Name)
+	up := 0.0
+	if si.Up {
+		up = 1
+	}
+	gauge(descSinkUp, up, si.Name)
 }

@@ -161,6 +161,9 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", cfg.ID, err)
 	}
+	if sc != nil {
+		sc.warn = p.log
+	}
 	st := &stream{scene: sc, cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		keepFrame: len(m.cascades) > 0, policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)

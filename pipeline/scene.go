@@ -21,6 +21,11 @@ type scene struct {
 	objs     []analytics.Object
 	frame    analytics.Frame
 	last     sink.Result // the last processed frame's identity (no slices), for end
+	// checked is the frame size the zones and lines were last checked against; warn reports
+	// shapes that do not fit the frame (declared before its size was known).
+	checkedW, checkedH int
+	checkedSet         *analytics.Set
+	warn               func(format string, args ...any)
 }
 
 // newScene builds a stream's scene; nil when the stream does not track (tracker: none).
@@ -65,6 +70,13 @@ func (sc *scene) process(r *sink.Result) {
 		d := &r.Detections[t.Det]
 		d.TrackID = t.TrackID
 		sc.objs = append(sc.objs, analytics.Object{TrackID: t.TrackID, ClassID: d.ClassID, Label: d.Label, Score: d.Score, Box: d.Box})
+	}
+	if set := sc.analyzer.Set(); r.Width != sc.checkedW || r.Height != sc.checkedH || set != sc.checkedSet {
+		sc.checkedW, sc.checkedH, sc.checkedSet = r.Width, r.Height, set
+		c := set.Config()
+		if err := c.Check(r.Width, r.Height, nil); err != nil && sc.warn != nil {
+			sc.warn("stream %s: zones and lines do not fit the %dx%d frame: %v", r.Stream, r.Width, r.Height, err)
+		}
 	}
 	sc.frame = analytics.Frame{Index: r.Frame, PTS: r.PTS, Time: r.Wallclock, Width: r.Width, Height: r.Height, Objects: sc.objs}
 	r.Events = sc.analyzer.Process(r.Events[:0], &sc.frame)

@@ -39,7 +39,10 @@ while read -r sum rel url; do
   if [ ! -f "$dst/$rel" ] || ! check "$dst/$rel" "$sum" 2>/dev/null; then
     log "GET $url"
     mkdir -p "$(dirname "$dst/$rel")"
-    curl -fsSL --retry 3 -o "$dst/$rel.part" "$url"
+    if ! curl -fsSL --retry 3 -o "$dst/$rel.part" "$url"; then
+      log "cannot download $url: without network access, copy the assets from a machine that has them and set VINFER_ASSETS_SRC=DIR (a folder laid out like assets/, see scripts/assets.sources)"
+      exit 1
+    fi
     check "$dst/$rel.part" "$sum"
     mv "$dst/$rel.part" "$dst/$rel"
   fi

@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/vinfer/vinfer/config"
 )
 
-// JSONL writes one JSON object per line (JSON Lines) to W. Output is buffered; call Flush at the
-// end (and Live=true flushes after every line, for a terminal or a pipe that is read live).
+// JSONL writes one JSON object per line (JSON Lines) to W. Output is buffered and flushed at
+// least once a second while lines are written (every line with Live or Events: a terminal, a
+// pipe read live, rare events); call Flush or Close at the end.
 type JSONL struct {
 	W    io.Writer
 	Live bool
@@ -21,10 +23,14 @@ type JSONL struct {
 	// result.
 	Events bool
 
-	bw     *bufio.Writer
-	buf    []byte
-	closer io.Closer
+	bw        *bufio.Writer
+	buf       []byte
+	closer    io.Closer
+	lastFlush time.Time
 }
+
+// flushEvery bounds how long a written line may wait in the buffer.
+const flushEvery = time.Second
 
 // Write encodes r as one line.
 func (j *JSONL) Write(r *Result) error {
@@ -46,7 +52,11 @@ func (j *JSONL) Write(r *Result) error {
 	if _, err := j.bw.Write(j.buf); err != nil {
 		return err
 	}
-	if j.Live {
+	if j.Live || j.Events {
+		return j.bw.Flush()
+	}
+	if now := time.Now(); now.Sub(j.lastFlush) >= flushEvery {
+		j.lastFlush = now
 		return j.bw.Flush()
 	}
 	return nil

@@ -25,6 +25,8 @@ type Kind struct {
 type Env struct {
 	// Dir resolves relative paths (the configuration file's directory).
 	Dir string
+	// DataDir is where sinks keep state (outboxes), relative to Dir; empty: "vinfer-data".
+	DataDir string
 	// Stdout is the process's standard output.
 	Stdout io.Writer
 	Log    *slog.Logger

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vinfer/vinfer/api"
 	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/cluster"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/metrics"
 )
@@ -15,10 +16,13 @@ import (
 // startAPI serves the HTTP API, /metrics, /debug and the web page on the output section's
 // address until ctx ends or the returned Closer is closed, with its token, browser guard
 // settings and TLS files.
-func startAPI(ctx context.Context, a *app.App, m *metrics.Metrics, o config.Output, log *slog.Logger) (io.Closer, error) {
+func startAPI(ctx context.Context, a *app.App, m *metrics.Metrics, o config.Output, log *slog.Logger, node *cluster.Node) (io.Closer, error) {
 	s := &api.Server{App: a, Metrics: m, Addr: o.HTTP, Token: o.Token, Log: log, Insecure: o.Insecure,
 		AllowedHosts: o.AllowedHosts, AllowedOrigins: o.AllowedOrigins, TLSCert: o.TLSCert, TLSKey: o.TLSKey,
 		Evidence: a.Evidence()}
+	if node != nil {
+		s.Cluster = node
+	}
 	if err := s.Start(); err != nil {
 		return nil, err
 	}

@@ -29,6 +29,8 @@ func main() {
 		err = trackCmd(os.Args[2:])
 	case "version":
 		err = versionCmd()
+	case "healthcheck":
+		err = healthcheckCmd(os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -51,6 +53,7 @@ func usage() {
   vinfer run [--config FILE] [--http ADDR]   run streams (default: the bundled sample clip with YOLOX-Nano)
   vinfer detect --model MODEL.onnx --input IMAGE|VIDEO   print detections as JSON Lines
   vinfer version                             print versions
+  vinfer healthcheck [--url URL]             exit 0 when a running vinfer's /healthz answers 200 (container HEALTHCHECK)
 Run 'vinfer COMMAND -h' for a command's flags.
 `)
 }

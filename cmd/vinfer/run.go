@@ -17,6 +17,7 @@ import (
 
 	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/cluster"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/internal/defs"
@@ -35,6 +36,9 @@ func runCmd(args []string) error {
 	all := fs.Bool("all-frames", false, "emit a JSON line for every inferred frame, not only frames with detections")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logJSON := fs.Bool("log-json", false, "log as JSON instead of text")
+	nodeName := fs.String("node-name", "", "cluster mode: this node's name, unique in the cluster (default: cluster.node, else the host name)")
+	advertise := fs.String("cluster-advertise", "", "cluster mode: the base URL other nodes forward API calls to (default: cluster.advertise, else http://HOST:PORT of --http)")
+	shardFlag := fs.String("shard", "", "static sharding: run only the configuration's streams of shard i of N (i/N, or auto/N with i the ordinal ending the host name, as in a StatefulSet)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,10 +63,29 @@ func runCmd(args []string) error {
 	if *jsonl != "" {
 		cfg.Output.JSONL = *jsonl
 	}
+	if *shardFlag != "" {
+		if cfg.Cluster != nil {
+			return errors.New("--shard and a cluster: section exclude each other (the cluster spreads the streams itself)")
+		}
+		host, _ := os.Hostname()
+		sh, err := parseShard(*shardFlag, host)
+		if err != nil {
+			return err
+		}
+		all := len(cfg.Streams)
+		cfg.Streams = sh.filter(cfg.Streams)
+		log.Info(fmt.Sprintf("shard %d/%d: %d of the configuration's %d streams", sh.i, sh.n, len(cfg.Streams), all))
+	}
+	if t := os.Getenv(tokenEnv); t != "" && cfg.Output.Token == "" {
+		cfg.Output.Token = t // from a Secret (container, Helm chart), never written in a file
+	}
 
 	// The API serves on 127.0.0.1:8080 by default while the job runs; an address given by flag or
 	// config keeps the process serving after file streams end.
 	serve := cfg.Output.HTTP != "" && cfg.Output.HTTP != "none"
+	if cfg.Cluster != nil && !serve {
+		return errors.New("cluster mode needs the API (other nodes forward to it): set output.http or --http ADDR")
+	}
 	httpOn := cfg.Output.HTTP != "none"
 	if cfg.Output.HTTP == "" || cfg.Output.HTTP == "none" {
 		cfg.Output.HTTP = defaultHTTP
@@ -88,15 +111,35 @@ func runCmd(args []string) error {
 		a.Stop()
 		return err
 	}
+	var node *cluster.Node
+	if cfg.Cluster != nil {
+		if err := clusterDefaults(cfg.Cluster, *nodeName, *advertise, cfg.Output.HTTP); err != nil {
+			a.Stop()
+			return err
+		}
+		node, err = a.JoinCluster(ctx, *cfg.Cluster)
+		switch {
+		case err == nil:
+			defer node.Close() // before a.Stop (deferred later, below): streams handed over first
+		case errors.Is(err, cluster.ErrUnavailable) && cfg.Cluster.OnNATSUnavailable == "standalone":
+			log.Warn("cluster: NATS unavailable: running standalone with the configuration's streams (cluster.on_nats_unavailable: standalone)", "err", err)
+		default:
+			a.Stop()
+			return err
+		}
+	}
 	var errs []error
 	var notAdded []defs.StreamInfo // in the summary with their reason
 	for _, s := range cfg.Streams {
+		if node != nil {
+			break // the configuration's streams are in the cluster's registry
+		}
 		if err := a.AddStream(s); err != nil {
 			errs = append(errs, err)
 			notAdded = append(notAdded, defs.StreamInfo{Decl: s, Err: errors.New(redactAll(err.Error(), cfg.Streams)), Device: -1})
 		}
 	}
-	if len(cfg.Streams) == 0 && !serve {
+	if node == nil && len(cfg.Streams) == 0 && !serve {
 		a.Stop()
 		return errors.New("the configuration has no streams: add some under streams:, or pass --http ADDR to add them through the API")
 	}
@@ -116,7 +159,7 @@ func runCmd(args []string) error {
 		}
 	}
 	if httpOn {
-		srv, err := startAPI(ctx, a, mx, cfg.Output, log)
+		srv, err := startAPI(ctx, a, mx, cfg.Output, log, node)
 		switch {
 		case err != nil && serve:
 			a.Stop()
@@ -140,13 +183,24 @@ func runCmd(args []string) error {
 		}
 		(&progress{P: a, W: os.Stderr, Terminal: tty, Interval: every}).Run(progressDone)
 	}()
-	if serve || hasLive(a) {
+	if node != nil {
+		select { // serve until SIGINT/SIGTERM, or until the cluster refuses this node
+		case <-ctx.Done():
+		case <-node.Done():
+			err := node.Err()
+			log.Error("cluster: left the cluster", "err", err)
+			errs = append(errs, err)
+		}
+	} else if serve || hasLive(a) {
 		<-ctx.Done() // serve until SIGINT/SIGTERM
 	} else {
 		a.Wait(ctx)
 	}
 	if ctx.Err() != nil {
 		log.Info("stopping: draining in-flight frames")
+	}
+	if node != nil {
+		node.Close() // hand this node's streams over before stopping them
 	}
 	streams := append(notAdded, a.Streams()...)
 	var gpuMem []string // device memory in use at the end, before anything is freed
@@ -164,6 +218,9 @@ func runCmd(args []string) error {
 	}
 	if err == nil {
 		err = failed(streams)
+	}
+	if err == nil && node != nil && node.Err() != nil {
+		err = node.Err()
 	}
 	return err
 }
@@ -201,6 +258,9 @@ func gpuSummary(w io.Writer, streams []defs.StreamInfo, st cuda.Stats, mem []str
 		fmt.Fprintf(w, "  gpu memory in use at the end (whole device): %s\n", strings.Join(mem, ", "))
 	}
 }
+
+// tokenEnv gives the API's bearer token when the configuration has no output.token.
+const tokenEnv = "VINFER_API_TOKEN"
 
 // defaultHTTP is where the API listens unless told otherwise.
 const defaultHTTP = "127.0.0.1:8080"

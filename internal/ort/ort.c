@@ -42,7 +42,13 @@ int vort_status_code(OrtStatus* s) { return (int)api->GetErrorCode(s); }
 void vort_release_status(OrtStatus* s) { api->ReleaseStatus(s); }
 
 OrtStatus* vort_create_env(int level, const char* id, OrtEnv** out) {
-	return api->CreateEnv((OrtLoggingLevel)level, id, out);
+	OrtStatus* st = api->CreateEnv((OrtLoggingLevel)level, id, out);
+	if (st == NULL) {
+		// No usage telemetry leaves the process (the npm build carries Microsoft's collector).
+		OrtStatus* t = api->DisableTelemetryEvents(*out);
+		if (t != NULL) api->ReleaseStatus(t);
+	}
+	return st;
 }
 void vort_release_env(OrtEnv* e) { api->ReleaseEnv(e); }
 OrtStatus* vort_register_ep_library(OrtEnv* env, const char* name, const char* path) {

@@ -62,6 +62,11 @@ func Load(path string) error {
 		}
 		return fmt.Errorf("ort: cannot load %s: ONNX Runtime is already loaded from %s", path, loaded)
 	}
+	// No usage telemetry leaves the process: the npm build of ONNX Runtime carries Microsoft's
+	// collector, which reads this at load time (DisableTelemetryEvents follows on every Env).
+	if _, set := os.LookupEnv("ORT_DISABLE_TELEMETRY"); !set {
+		os.Setenv("ORT_DISABLE_TELEMETRY", "1")
+	}
 	candidates := []string{path}
 	if path == "" {
 		candidates = Candidates()

@@ -410,3 +410,14 @@ func finite(v []float32) int {
 }
 
 func unsafeFloats(p unsafe.Pointer, n int) []float32 { return unsafe.Slice((*float32)(p), n) }
+
+// TestTelemetryOff: loading ONNX Runtime switches its usage telemetry off (unless the user set
+// ORT_DISABLE_TELEMETRY themselves).
+func TestTelemetryOff(t *testing.T) {
+	if err := Load(""); err != nil {
+		t.Skip(err)
+	}
+	if v := os.Getenv("ORT_DISABLE_TELEMETRY"); v == "" {
+		t.Fatal("ORT_DISABLE_TELEMETRY not set")
+	}
+}

@@ -1,0 +1,382 @@
+// Package cluster_test runs vinfer's cluster mode end to end: an embedded NATS server with
+// JetStream and real `vinfer run` processes on loopback, sharing one configuration with 30
+// streams. The streams are RTP listeners (rtp://127.0.0.1:PORT), which cost nothing while no
+// one sends and cannot run twice: a second node binding the same UDP port would fail to start
+// it. The test samples every node's GET /api/streams every 200 ms.
+package cluster_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+const nStreams = 30
+
+type proc struct {
+	name string
+	url  string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+func repoRoot(t *testing.T) string {
+	r, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func freeTCP(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func freeUDP(t *testing.T) int {
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// listStreams returns the ids of a node's local streams, nil when it does not answer.
+func listStreams(url string) ([]string, error) {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(url + "/api/streams")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Streams []struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		} `json:"streams"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range v.Streams {
+		if s.State != "failed" {
+			out = append(out, s.ID)
+		}
+	}
+	return out, nil
+}
+
+func TestClusterProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	root := repoRoot(t)
+	model := filepath.Join(root, "assets", "models", "yolox_nano_416.onnx")
+	if _, err := os.Stat(model); err != nil {
+		t.Skipf("assets not set up (scripts/setup.sh): %v", err)
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "vinfer")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/vinfer")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: filepath.Join(tmp, "nats"), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	defer ns.Shutdown()
+
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "models:\n  - {name: yolox, path: %s, intra_op_threads: 1, max_batch: 1}\nstreams:\n", model)
+	for i := range nStreams {
+		fmt.Fprintf(&cfg, "  - {id: cam-%02d, source: \"rtp://127.0.0.1:%d?codec=h264\", model: yolox}\n", i, freeUDP(t))
+	}
+	fmt.Fprintf(&cfg, "output: {jsonl: none}\ncluster: {nats: %q, lease: 2s}\n", ns.ClientURL())
+	cfgPath := filepath.Join(tmp, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var procs []*proc
+	start := func(name string) *proc {
+		port := freeTCP(t)
+		p := &proc{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(tmp, name+".log"), done: make(chan struct{})}
+		f, err := os.Create(p.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.cmd = exec.Command(bin, "run", "--config", cfgPath, "--http", fmt.Sprintf("127.0.0.1:%d", port), "--node-name", name)
+		p.cmd.Stdout, p.cmd.Stderr = f, f
+		p.cmd.Env = append(os.Environ(), "VINFER_ORT_LIB="+filepath.Join(root, "third_party", "ort", "lib", "libonnxruntime.so.1"))
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { p.cmd.Wait(); f.Close(); close(p.done) }()
+		procs = append(procs, p)
+		return p
+	}
+	defer func() {
+		for _, p := range procs {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range procs {
+			select {
+			case <-p.done:
+			case <-time.After(20 * time.Second):
+				_ = p.cmd.Process.Kill()
+			}
+			if t.Failed() {
+				b, _ := os.ReadFile(p.log)
+				t.Logf("--- %s:\n%s", p.name, tail(string(b), 4000))
+			}
+		}
+	}()
+	a, b, c := start("node-a"), start("node-b"), start("node-c")
+
+	// The sampler: where every stream runs, every 200 ms; a stream on two nodes in two
+	// samples in a row ran twice (one sample can straddle a handover of a few milliseconds).
+	var mu sync.Mutex
+	where := map[string][]string{}
+	var doubles []string
+	prevDouble := map[string]bool{}
+	live := map[*proc]bool{a: true, b: true, c: true}
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			mu.Lock()
+			ps := []*proc{}
+			for p, ok := range live {
+				if ok {
+					ps = append(ps, p)
+				}
+			}
+			mu.Unlock()
+			now := map[string][]string{}
+			complete := true
+			for _, p := range ps {
+				ids, err := listStreams(p.url)
+				if err != nil {
+					complete = false
+					continue
+				}
+				for _, id := range ids {
+					now[id] = append(now[id], p.name)
+				}
+			}
+			mu.Lock()
+			if complete {
+				where = now
+			}
+			for id, nodes := range now {
+				if len(nodes) > 1 {
+					if prevDouble[id] {
+						doubles = append(doubles, fmt.Sprintf("%s on %v", id, nodes))
+					}
+					prevDouble[id] = true
+				} else {
+					delete(prevDouble, id)
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	defer func() { close(stop); <-sampled }()
+
+	snapshot := func() map[string]string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string]string{}
+		for id, nodes := range where {
+			if len(nodes) == 1 {
+				out[id] = nodes[0]
+			}
+		}
+		return out
+	}
+	waitAll := func(within time.Duration, what string, on ...*proc) time.Duration {
+		t.Helper()
+		allowed := map[string]bool{}
+		for _, p := range on {
+			allowed[p.name] = true
+		}
+		t0 := time.Now()
+		for {
+			s := snapshot()
+			ok := len(s) == nStreams
+			for _, n := range s {
+				ok = ok && allowed[n]
+			}
+			if ok {
+				return time.Since(t0)
+			}
+			if time.Since(t0) > within {
+				t.Fatalf("%s: not within %s: %d streams placed on one node each: %v", what, within, len(s), count(s))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitAll(90*time.Second, "30 streams on a, b, c", a, b, c)
+	steady := snapshot()
+	t.Logf("3 nodes: %v", count(steady))
+	for _, p := range []*proc{a, b, c} {
+		if count(steady)[p.name] == 0 {
+			t.Errorf("%s runs no stream", p.name)
+		}
+	}
+
+	// Every node's API shows the cluster and forwards a per-stream call to the owner.
+	var onC string
+	for id, n := range steady {
+		if n == c.name && (onC == "" || id < onC) {
+			onC = id
+		}
+	}
+	resp, err := http.Get(a.url + "/api/streams/" + onC)
+	if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("X-Vinfer-Node") != c.name {
+		t.Fatalf("GET %s on node-a: %v %v, forwarded to %q, want 200 from node-c", onC, err, resp.StatusCode, resp.Header.Get("X-Vinfer-Node"))
+	}
+	resp.Body.Close()
+	var view struct {
+		Nodes []struct {
+			Name    string
+			Live    bool
+			Streams []string
+		}
+	}
+	resp, err = http.Get(b.url + "/api/cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&view)
+	resp.Body.Close()
+	if len(view.Nodes) != 3 {
+		t.Fatalf("node-b's /api/cluster: %+v", view)
+	}
+
+	// SIGKILL node-b: its streams run on a and c within 10 s.
+	mu.Lock()
+	live[b] = false
+	mu.Unlock()
+	if err := b.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-b.done
+	took := waitAll(10*time.Second, "node-b's streams on a and c after SIGKILL", a, c)
+	t.Logf("node-b killed: its %d streams ran elsewhere within %.1fs", count(steady)[b.name], took.Seconds())
+
+	// A 4th node: about a quarter move to it, and only to it.
+	before := snapshot()
+	d := start("node-d")
+	mu.Lock()
+	live[d] = true
+	mu.Unlock()
+	waitFor(t, 60*time.Second, "node-d runs streams", func() bool { return count(snapshot())[d.name] > 0 })
+	time.Sleep(3 * time.Second) // a few reconcile rounds: everything that moves has moved
+	waitAll(10*time.Second, "30 streams on a, c, d", a, c, d)
+	after := snapshot()
+	moved := 0
+	for id, n := range after {
+		if before[id] != n {
+			moved++
+			if n != d.name {
+				t.Errorf("%s moved %s → %s, not to the new node", id, before[id], n)
+			}
+		}
+	}
+	t.Logf("4th node: %d of 30 streams moved to it: %v", moved, count(after))
+	if moved < 3 || moved > 15 {
+		t.Errorf("%d of 30 streams moved to the 4th node, want about 7", moved)
+	}
+
+	// Remove through node-a a stream node-c runs: it stops on node-c.
+	onC = ""
+	for id, n := range after {
+		if n == c.name && (onC == "" || id < onC) {
+			onC = id
+		}
+	}
+	req, _ := http.NewRequest(http.MethodDelete, a.url+"/api/streams/"+onC, nil)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE %s on node-a: %v %v", onC, err, resp.StatusCode)
+	}
+	waitFor(t, 5*time.Second, onC+" stopped on node-c", func() bool {
+		ids, err := listStreams(c.url)
+		return err == nil && !contains(ids, onC)
+	})
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(doubles) > 0 {
+		t.Fatalf("streams ran on two nodes: %v", doubles)
+	}
+}
+
+func count(m map[string]string) map[string]int {
+	out := map[string]int{}
+	for _, n := range m {
+		out[n]++
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {
+	t.Helper()
+	t0 := time.Now()
+	for !ok() {
+		if time.Since(t0) > within {
+			t.Fatalf("%s: not within %s", what, within)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	lines := strings.Split(s[len(s)-n:], "\n")
+	return strings.Join(lines[1:], "\n")
+}

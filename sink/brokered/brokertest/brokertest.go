@@ -1,0 +1,84 @@
+// Package brokertest holds what the broker sinks' tests share: results carrying events,
+// counting received events by id, and waiting on conditions with a timeout. Tests only.
+package brokertest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vinfer/vinfer/detect"
+	"github.com/vinfer/vinfer/event"
+	"github.com/vinfer/vinfer/sink"
+)
+
+// Timeout is the default bound of Wait: generous, for a loaded 2-core machine.
+const Timeout = 60 * time.Second
+
+// Result returns a result of stream at frame with n zone.enter events (fresh ids) and one
+// detection.
+func Result(stream string, frame int64, n int) *sink.Result {
+	r := &sink.Result{Stream: stream, Frame: frame, PTS: time.Duration(frame) * 40 * time.Millisecond,
+		Width: 640, Height: 480, Model: "m",
+		Detections: []detect.Detection{{ClassID: 0, Label: "person", Score: 0.9, Box: [4]float32{1, 2, 3, 4}}}}
+	for range n {
+		r.Events = append(r.Events, event.Event{ID: event.NewID(time.Now()), Type: event.ZoneEnter,
+			Stream: stream, Frame: frame, Time: time.Now(), TrackID: frame, Label: "person",
+			Score: 0.9, Box: [4]float32{1, 2, 3, 4}, Zone: "door"})
+	}
+	return r
+}
+
+// Seen counts received messages by id; safe for concurrent use.
+type Seen struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+// Add counts one message with id.
+func (s *Seen) Add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]int{}
+	}
+	s.m[id]++
+}
+
+// Distinct returns the number of distinct ids; Dups the messages beyond the first of each id.
+func (s *Seen) Distinct() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+// Dups returns the number of messages received more than once.
+func (s *Seen) Dups() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := 0
+	for _, n := range s.m {
+		d += n - 1
+	}
+	return d
+}
+
+// Has reports whether id was received.
+func (s *Seen) Has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id] > 0
+}
+
+// Wait polls cond every 10 ms until it holds, failing the test after timeout with msg.
+func Wait(t testing.TB, timeout time.Duration, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, fmt.Sprintf(msg, args...))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

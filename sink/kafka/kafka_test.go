@@ -1,0 +1,243 @@
+package kafka_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/sink/brokered"
+	bt "github.com/vinfer/vinfer/sink/brokered/brokertest"
+	"github.com/vinfer/vinfer/sink/kafka"
+)
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func startCluster(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(),
+		kfake.SeedTopics(3, "vinfer-events")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
+	t.Helper()
+	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
+	for k, v := range settings {
+		base[k] = v
+	}
+	s, err := kafka.Open(config.NewSink("kafka", base), sink.Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.(*brokered.Sink).Close() })
+	return s.(*brokered.Sink)
+}
+
+// consume reads topic from the start until want records arrived (or the timeout), counting
+// them by the vinfer-id header and checking keys.
+func consume(t testing.TB, addrs []string, topic string, want int) *bt.Seen {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	seen := &bt.Seen{}
+	ctx, cancel := context.WithTimeout(context.Background(), bt.Timeout)
+	defer cancel()
+	for n := 0; n < want && ctx.Err() == nil; {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			if len(r.Key) == 0 {
+				t.Errorf("record without key")
+			}
+			for _, h := range r.Headers {
+				if h.Key == "vinfer-id" {
+					seen.Add(string(h.Value))
+				}
+			}
+		})
+	}
+	return seen
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, m := range []map[string]any{{}, {"brokers": []string{"x:1"}, "acks": "some"},
+		{"brokers": []string{"x:1"}, "sasl": map[string]any{"mechanism": "GSSAPI"}}} {
+		if _, err := kafka.Open(config.NewSink("kafka", m), sink.Env{Dir: t.TempDir()}); err == nil {
+			t.Fatalf("%v accepted", m)
+		}
+	}
+}
+
+func TestProduce(t *testing.T) {
+	c := startCluster(t)
+	defer c.Close()
+	k := openSink(t, map[string]any{"brokers": c.ListenAddrs(), "carry": "both"})
+	for i := range 100 {
+		k.Write(bt.Result("cam1", int64(i), 1))
+		k.Write(bt.Result("cam2", int64(i), 1))
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := k.Stats(); st.Delivered != 400 || st.Failed != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if seen := consume(t, c.ListenAddrs(), "vinfer-events", 200); seen.Distinct() != 200 || seen.Dups() != 0 {
+		t.Fatalf("%d events, %d dups", seen.Distinct(), seen.Dups())
+	}
+	if seen := consume(t, c.ListenAddrs(), "vinfer-detections", 200); seen.Distinct() != 200 {
+		t.Fatalf("%d detection records", seen.Distinct())
+	}
+}
+
+func outage(t testing.TB) time.Duration {
+	if v := os.Getenv("VINFER_BROKER_OUTAGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return 3 * time.Second
+}
+
+// The cluster stops mid-stream (its data kept on disk) and starts again on the same port:
+// every event arrives, counted by id.
+func TestRestart(t *testing.T) {
+	port, data := freePort(t), t.TempDir()
+	c := startCluster(t, kfake.Ports(port), kfake.DataDir(data))
+	addrs := c.ListenAddrs()
+	k := openSink(t, map[string]any{"brokers": addrs})
+	// One goroutine writes 2 events per result, paced, until the broker is back.
+	stop, done := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for ; ; n++ {
+			select {
+			case <-stop:
+				done <- 2 * n
+				return
+			default:
+			}
+			k.Write(bt.Result("cam1", int64(n), 2))
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered > 100 }, "first deliveries")
+	c.Close()
+	bt.Wait(t, bt.Timeout, func() bool { return !k.Stats().Up }, "sink down")
+	time.Sleep(outage(t))
+	c = startCluster(t, kfake.Ports(port), kfake.DataDir(data))
+	defer c.Close()
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Up }, "sink up again")
+	close(stop)
+	total := uint64(<-done)
+	bt.Wait(t, bt.Timeout+outage(t), func() bool { st := k.Stats(); return st.Delivered >= total && st.Depth == 0 },
+		"all delivered (stats %+v)", k.Stats())
+	st := k.Stats()
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seen := consume(t, addrs, "vinfer-events", int(total))
+	if seen.Distinct() != int(total) {
+		t.Fatalf("%d distinct events in the topic, want %d", seen.Distinct(), total)
+	}
+	t.Logf("%d events, %d duplicates (dropped by id downstream); failed attempts %d", seen.Distinct(), seen.Dups(), st.Failed)
+}
+
+func TestUnreachableAtStart(t *testing.T) {
+	port := freePort(t)
+	k := openSink(t, map[string]any{"brokers": []string{"127.0.0.1:" + strconv.Itoa(port)}, "timeout": "1s"})
+	for i := range 50 {
+		k.Write(bt.Result("cam1", int64(i), 1))
+	}
+	bt.Wait(t, bt.Timeout, func() bool { st := k.Stats(); return !st.Up && st.Failed > 1 && st.Depth == 50 }, "down with depth 50")
+	if e := k.Stats().LastError; !strings.Contains(e, "connection refused") {
+		t.Fatalf("last error %q", e)
+	}
+	c := startCluster(t, kfake.Ports(port))
+	defer c.Close()
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered == 50 }, "50 delivered (stats %+v)", k.Stats())
+	k.Close()
+}
+
+func TestWrongCredentials(t *testing.T) {
+	c := startCluster(t, kfake.EnableSASL(), kfake.Superuser("PLAIN", "vinfer", "right-secret"))
+	defer c.Close()
+	k := openSink(t, map[string]any{"brokers": c.ListenAddrs(), "timeout": "2s",
+		"sasl": map[string]any{"mechanism": "PLAIN", "user": "vinfer", "password": "wrong-secret"}})
+	k.Write(bt.Result("cam1", 0, 1))
+	bt.Wait(t, bt.Timeout, func() bool { return strings.Contains(strings.ToUpper(k.Stats().LastError), "SASL") },
+		"a SASL error in stats (last error %q)", k.Stats().LastError)
+	if e := k.Stats().LastError; strings.Contains(e, "secret") {
+		t.Fatalf("password in error: %q", e)
+	}
+	t.Logf("last error: %s", k.Stats().LastError)
+	k.Close()
+}
+
+// Mutual TLS: the cluster requires a client certificate from the test CA.
+func TestTLS(t *testing.T) {
+	certs := bt.NewCerts(t)
+	c := startCluster(t, kfake.TLS(certs.Server))
+	defer c.Close()
+	k := openSink(t, map[string]any{"brokers": c.ListenAddrs(), "tls": certs.TLSSettings()})
+	for i := range 10 {
+		k.Write(bt.Result("cam1", int64(i), 1))
+	}
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered == 10 }, "10 delivered over TLS (stats %+v)", k.Stats())
+}
+
+// TestLatency measures event-to-consumer latency at 1000 events/s (VINFER_BENCH=1).
+func TestLatency(t *testing.T) {
+	l := &bt.Latency{}
+	if os.Getenv("VINFER_BENCH") == "" {
+		bt.RunLatency(t, "", nil, l, 0)
+	}
+	c := startCluster(t)
+	defer c.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics("vinfer-events"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+				for _, h := range r.Headers {
+					if h.Key == "vinfer-id" {
+						l.Received(string(h.Value))
+					}
+				}
+			})
+		}
+	}()
+	k := openSink(t, map[string]any{"brokers": c.ListenAddrs()})
+	bt.RunLatency(t, "kafka", k, l, 1000)
+}

@@ -1,0 +1,289 @@
+package mqtt_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mochi "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/sink/brokered"
+	bt "github.com/vinfer/vinfer/sink/brokered/brokertest"
+	"github.com/vinfer/vinfer/sink/mqtt"
+)
+
+// received counts what an embedded broker's inline subscriber saw.
+type received struct {
+	events     bt.Seen
+	mu         sync.Mutex
+	detections int
+	available  []string
+	badTopic   string
+}
+
+func (r *received) handle(_ *mochi.Client, _ packets.Subscription, pk packets.Packet) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case pk.TopicName == "vinfer/available":
+		r.available = append(r.available, string(pk.Payload))
+	case pk.TopicName == "vinfer/cam1/detections":
+		r.detections++
+	case pk.TopicName == "vinfer/cam1/events":
+		var e struct{ ID string }
+		json.Unmarshal(pk.Payload, &e)
+		r.events.Add(e.ID)
+	default:
+		r.badTopic = pk.TopicName
+	}
+}
+
+func (r *received) lastAvailable() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.available) == 0 {
+		return ""
+	}
+	return r.available[len(r.available)-1]
+}
+
+// startBroker starts a mochi broker on addr feeding r; users, when set, are the only
+// username/password pairs allowed.
+func startBroker(t testing.TB, addr string, r *received, users map[string]string) *mochi.Server {
+	t.Helper()
+	s := mochi.New(&mochi.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if users == nil {
+		s.AddHook(new(auth.AllowHook), nil)
+	} else {
+		var rules auth.AuthRules
+		for u, p := range users {
+			rules = append(rules, auth.AuthRule{Username: auth.RString(u), Password: auth.RString(p), Allow: true})
+		}
+		if err := s.AddHook(new(auth.Hook), &auth.Options{Ledger: &auth.Ledger{Auth: rules,
+			ACL: auth.ACLRules{{Filters: auth.Filters{"#": auth.ReadWrite}}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddListener(listeners.NewTCP(listeners.Config{ID: "tcp", Address: addr})); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Serve(); err != nil {
+		t.Fatal(err)
+	}
+	if r != nil {
+		if err := s.Subscribe("vinfer/#", 1, r.handle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func freeAddr(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
+	t.Helper()
+	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
+	for k, v := range settings {
+		base[k] = v
+	}
+	s, err := mqtt.Open(config.NewSink("mqtt", base), sink.Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.(*brokered.Sink).Close() })
+	return s.(*brokered.Sink)
+}
+
+var protocols = []string{"3.1.1", "5"}
+
+func TestConfigErrors(t *testing.T) {
+	for _, m := range []map[string]any{{}, {"url": "http://x:1"}, {"url": "mqtt://x:1", "protocol": "4"},
+		{"url": "mqtt://x:1", "qos": 3}, {"url": "mqtt://x:1", "prefix": "a/#"}, {"url": "mqtt://u:p@x:1"}} {
+		if _, err := mqtt.Open(config.NewSink("mqtt", m), sink.Env{Dir: t.TempDir()}); err == nil {
+			t.Fatalf("%v accepted", m)
+		}
+	}
+}
+
+func TestPublish(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			addr, r := freeAddr(t), &received{}
+			b := startBroker(t, addr, r, nil)
+			defer b.Close()
+			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto, "carry": "both", "detections_every": 2})
+			for i := range 100 {
+				k.Write(bt.Result("cam1", int64(i), 2))
+			}
+			bt.Wait(t, bt.Timeout, func() bool { return r.events.Distinct() == 200 }, "200 events (have %d)", r.events.Distinct())
+			bt.Wait(t, bt.Timeout, func() bool { return r.lastAvailable() == "online" }, "online")
+			if err := k.Close(); err != nil {
+				t.Fatal(err)
+			}
+			bt.Wait(t, bt.Timeout, func() bool { return r.lastAvailable() == "offline" }, "offline")
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.detections != 50 || r.badTopic != "" || r.events.Dups() != 0 {
+				t.Fatalf("%d detections, topic %q, %d dups", r.detections, r.badTopic, r.events.Dups())
+			}
+		})
+	}
+}
+
+func outage(t testing.TB) time.Duration {
+	if v := os.Getenv("VINFER_BROKER_OUTAGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return 3 * time.Second
+}
+
+// The broker stops mid-stream and a new one starts on the same address: every event arrives,
+// counted by id across both.
+func TestRestart(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			addr, r := freeAddr(t), &received{}
+			b := startBroker(t, addr, r, nil)
+			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto})
+			stop, done := make(chan struct{}), make(chan int)
+			go func() {
+				n := 0
+				for ; ; n++ {
+					select {
+					case <-stop:
+						done <- 2 * n
+						return
+					default:
+					}
+					k.Write(bt.Result("cam1", int64(n), 2))
+					time.Sleep(time.Millisecond)
+				}
+			}()
+			bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered > 100 }, "first deliveries")
+			b.Close()
+			bt.Wait(t, bt.Timeout, func() bool { return !k.Stats().Up }, "sink down")
+			time.Sleep(outage(t))
+			b = startBroker(t, addr, r, nil)
+			defer b.Close()
+			bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Up }, "sink up again")
+			close(stop)
+			total := <-done
+			bt.Wait(t, bt.Timeout, func() bool { return r.events.Distinct() == total }, "%d events (have %d)", total, r.events.Distinct())
+			t.Logf("%d events, %d duplicates (dropped by id downstream), stats %+v", total, r.events.Dups(), k.Stats())
+		})
+	}
+}
+
+func TestUnreachableAtStart(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			addr, r := freeAddr(t), &received{}
+			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto})
+			for i := range 50 {
+				k.Write(bt.Result("cam1", int64(i), 1))
+			}
+			bt.Wait(t, bt.Timeout, func() bool { st := k.Stats(); return !st.Up && st.Failed > 1 && st.Depth == 50 }, "down with depth 50")
+			if e := k.Stats().LastError; !strings.Contains(e, "not connected") {
+				t.Fatalf("last error %q", e)
+			}
+			b := startBroker(t, addr, r, nil)
+			defer b.Close()
+			bt.Wait(t, bt.Timeout, func() bool { return r.events.Distinct() == 50 }, "50 events")
+		})
+	}
+}
+
+func TestWrongCredentials(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			addr, r := freeAddr(t), &received{}
+			b := startBroker(t, addr, r, map[string]string{"vinfer": "right-secret"})
+			defer b.Close()
+			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto, "username": "vinfer", "password": "wrong-secret"})
+			k.Write(bt.Result("cam1", 0, 1))
+			bt.Wait(t, bt.Timeout, func() bool {
+				e := strings.ToLower(k.Stats().LastError)
+				return strings.Contains(e, "authori") || strings.Contains(e, "password")
+			}, "an authorization error in stats (last error %q)", k.Stats().LastError)
+			if e := k.Stats().LastError; strings.Contains(e, "secret") {
+				t.Fatalf("password in error: %q", e)
+			}
+			t.Logf("last error: %s", k.Stats().LastError)
+		})
+	}
+}
+
+func TestTopic(t *testing.T) {
+	if s := mqtt.Topic("site/a", []byte("cam1"), brokered.KindEvent); s != "site/a/cam1/events" {
+		t.Fatal(s)
+	}
+}
+
+// Mutual TLS: the broker requires a client certificate from the test CA.
+func TestTLS(t *testing.T) {
+	certs := bt.NewCerts(t)
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			addr, r := freeAddr(t), &received{}
+			s := mochi.New(&mochi.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			s.AddHook(new(auth.AllowHook), nil)
+			if err := s.AddListener(listeners.NewTCP(listeners.Config{ID: "tls", Address: addr, TLSConfig: certs.Server})); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Serve(); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			s.Subscribe("vinfer/#", 1, r.handle)
+			k := openSink(t, map[string]any{"url": "mqtts://" + addr, "protocol": proto, "tls": certs.TLSSettings()})
+			for i := range 10 {
+				k.Write(bt.Result("cam1", int64(i), 1))
+			}
+			bt.Wait(t, bt.Timeout, func() bool { return r.events.Distinct() == 10 }, "10 events over TLS")
+		})
+	}
+}
+
+// TestLatency measures event-to-subscriber latency at QoS 1, 1000 events/s (VINFER_BENCH=1).
+func TestLatency(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			l := &bt.Latency{}
+			if os.Getenv("VINFER_BENCH") == "" {
+				bt.RunLatency(t, "", nil, l, 0)
+			}
+			addr := freeAddr(t)
+			s := startBroker(t, addr, nil, nil) // no counting map: the heap figure is the sink's
+			defer s.Close()
+			s.Subscribe("vinfer/+/events", 2, func(_ *mochi.Client, _ packets.Subscription, pk packets.Packet) {
+				var e struct{ ID string }
+				json.Unmarshal(pk.Payload, &e)
+				l.Received(e.ID)
+			})
+			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto})
+			bt.RunLatency(t, "mqtt "+proto, k, l, 1000)
+		})
+	}
+}

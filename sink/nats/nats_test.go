@@ -1,0 +1,376 @@
+package nats_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/sink/brokered"
+	bt "github.com/vinfer/vinfer/sink/brokered/brokertest"
+	vnats "github.com/vinfer/vinfer/sink/nats"
+)
+
+// startServer starts a nats-server with JetStream on 127.0.0.1:port (-1: any) storing in dir.
+func startServer(t testing.TB, port int, dir string, mod func(*server.Options)) *server.Server {
+	t.Helper()
+	o := &server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true}
+	if mod != nil {
+		mod(o)
+	}
+	s, err := server.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	return s
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func openSink(t testing.TB, dir string, settings map[string]any) *brokered.Sink {
+	t.Helper()
+	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
+	for k, v := range settings {
+		base[k] = v
+	}
+	s, err := vnats.Open(config.NewSink("nats", base), sink.Env{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.(*brokered.Sink).Close() })
+	return s.(*brokered.Sink)
+}
+
+// streamIDs reads every message of a JetStream stream and counts them by Nats-Msg-Id.
+func streamIDs(t testing.TB, url, stream string) *bt.Seen {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), bt.Timeout)
+	defer cancel()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := &bt.Seen{}
+	for n := uint64(0); n < info.State.Msgs; {
+		batch, err := c.Fetch(500, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range batch.Messages() {
+			seen.Add(m.Headers().Get(jetstream.MsgIDHeader))
+			n++
+		}
+		if batch.Error() != nil {
+			t.Fatal(batch.Error())
+		}
+	}
+	return seen
+}
+
+func TestSubject(t *testing.T) {
+	if s := vnats.Subject("vinfer", []byte("cam.1"), []byte("zone.enter")); s != "vinfer.cam_1.zone.enter" {
+		t.Fatal(s)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, m := range []map[string]any{{}, {"url": "nats://x", "prefix": "a.*"}, {"url": "nats://x", "tls": map[string]any{"ca": "/nonexistent"}}} {
+		if _, err := vnats.Open(config.NewSink("nats", m), sink.Env{Dir: t.TempDir()}); err == nil {
+			t.Fatalf("%v accepted", m)
+		}
+	}
+}
+
+func TestCoreNATS(t *testing.T) {
+	srv := startServer(t, -1, t.TempDir(), nil)
+	defer srv.Shutdown()
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	seen := &bt.Seen{}
+	det := 0
+	sub, err := nc.Subscribe("vinfer.>", func(m *nats.Msg) {
+		if strings.HasSuffix(m.Subject, ".detections") {
+			det++
+			return
+		}
+		if m.Subject != "vinfer.cam1.zone.enter" || m.Header.Get("Vinfer-Stream") != "cam1" {
+			t.Errorf("subject %s", m.Subject)
+		}
+		seen.Add(m.Header.Get(jetstream.MsgIDHeader))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	nc.Flush()
+	k := openSink(t, t.TempDir(), map[string]any{"url": srv.ClientURL(), "carry": "both"})
+	for i := range 100 {
+		k.Write(bt.Result("cam1", int64(i), 2))
+	}
+	bt.Wait(t, bt.Timeout, func() bool { return seen.Distinct() == 200 }, "200 events (have %d)", seen.Distinct())
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := k.Stats(); st.Delivered != 300 || !st.Up {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// outage is how long the broker stays down in the restart tests: a few seconds, or
+// VINFER_BROKER_OUTAGE (e.g. 60s).
+func outage(t testing.TB) time.Duration {
+	if v := os.Getenv("VINFER_BROKER_OUTAGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return 3 * time.Second
+}
+
+// The server stops mid-stream and comes back: every event reaches the stream exactly once
+// (JetStream dedupes the retried ones by Nats-Msg-Id).
+func TestJetStreamRestart(t *testing.T) {
+	port, store := freePort(t), t.TempDir()
+	srv := startServer(t, port, store, nil)
+	url := srv.ClientURL()
+	k := openSink(t, t.TempDir(), map[string]any{"url": url, "jetstream": true, "stream": "VINFER"})
+	// One goroutine writes 2 events per result, paced, until the broker is back.
+	stop, done := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for ; ; n++ {
+			select {
+			case <-stop:
+				done <- 2 * n
+				return
+			default:
+			}
+			k.Write(bt.Result("cam1", int64(n), 2))
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered > 100 }, "first deliveries")
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	bt.Wait(t, bt.Timeout, func() bool { return !k.Stats().Up }, "sink down")
+	time.Sleep(outage(t))
+	srv = startServer(t, port, store, nil)
+	defer srv.Shutdown()
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Up }, "sink up again")
+	close(stop)
+	total := uint64(<-done)
+	bt.Wait(t, bt.Timeout+outage(t), func() bool { return k.Stats().Delivered >= total && k.Stats().Depth == 0 },
+		"all delivered (stats %+v)", k.Stats())
+	st := k.Stats()
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Up || st.Failed == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	seen := streamIDs(t, url, "VINFER")
+	if seen.Distinct() != int(total) || seen.Dups() != 0 {
+		t.Fatalf("stream holds %d distinct events, %d duplicates; want %d, 0", seen.Distinct(), seen.Dups(), total)
+	}
+}
+
+// A server that is not there when the sink opens: the sink opens, reports down, and delivers
+// once the server starts.
+func TestUnreachableAtStart(t *testing.T) {
+	port := freePort(t)
+	url := "nats://127.0.0.1:" + strconv.Itoa(port)
+	k := openSink(t, t.TempDir(), map[string]any{"url": url, "jetstream": true, "stream": "VINFER"})
+	for i := range 50 {
+		k.Write(bt.Result("cam1", int64(i), 1))
+	}
+	bt.Wait(t, bt.Timeout, func() bool { st := k.Stats(); return !st.Up && st.Failed > 1 && st.Depth == 50 }, "down with depth 50")
+	if st := k.Stats(); !strings.Contains(st.LastError, "not connected") {
+		t.Fatalf("last error %q", st.LastError)
+	}
+	srv := startServer(t, port, t.TempDir(), nil)
+	defer srv.Shutdown()
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered == 50 }, "50 delivered")
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWrongCredentials(t *testing.T) {
+	srv := startServer(t, -1, t.TempDir(), func(o *server.Options) { o.Username, o.Password = "vinfer", "right-secret" })
+	defer srv.Shutdown()
+	k := openSink(t, t.TempDir(), map[string]any{"url": srv.ClientURL(), "user": "vinfer", "password": "wrong-secret"})
+	k.Write(bt.Result("cam1", 0, 1))
+	bt.Wait(t, bt.Timeout, func() bool { return strings.Contains(k.Stats().LastError, "uthorization") },
+		"an authorization error in stats (last error %q)", k.Stats().LastError)
+	if e := k.Stats().LastError; strings.Contains(e, "secret") {
+		t.Fatalf("password in error: %q", e)
+	}
+	k.Close()
+}
+
+const childEnv = "VINFER_NATS_CHILD"
+
+// TestKillChild is TestKill's child: it writes events to a JetStream sink and prints each
+// event id once Write returned, until killed; with "drain" it only delivers what is queued.
+func TestKillChild(t *testing.T) {
+	spec := os.Getenv(childEnv)
+	if spec == "" {
+		t.Skip("child of TestKill")
+	}
+	parts := strings.SplitN(spec, "|", 3)
+	if len(parts) != 3 {
+		t.Fatalf("%s=%q", childEnv, spec)
+	}
+	url, dir, mode := parts[0], parts[1], parts[2]
+	k := openSink(t, dir, map[string]any{"url": url, "jetstream": true, "stream": "VINFER", "drain_timeout": "60s"})
+	if mode == "drain" {
+		if err := k.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if st := k.Stats(); st.Depth != 0 {
+			t.Fatalf("depth %d", st.Depth)
+		}
+		return
+	}
+	w := bufio.NewWriter(os.Stdout)
+	for i := 0; ; i++ {
+		r := bt.Result("cam1", int64(i), 1)
+		if err := k.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(w, "ID", r.Events[0].ID)
+		w.Flush()
+	}
+}
+
+// TestKill kills a process writing to a JetStream sink with SIGKILL mid-stream, then starts it
+// again: every event whose Write returned reaches the stream.
+func TestKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	srv := startServer(t, -1, t.TempDir(), nil)
+	defer srv.Shutdown()
+	dir := t.TempDir()
+	written := map[string]bool{}
+	for round := range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), childEnv+"="+srv.ClientURL()+"|"+dir+"|write")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		n := 0
+		for sc.Scan() && n < 500+round*700 {
+			if id, ok := strings.CutPrefix(sc.Text(), "ID "); ok {
+				written[id] = true
+				n++
+			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		for sc.Scan() { // ids printed before the kill landed
+			if id, ok := strings.CutPrefix(sc.Text(), "ID "); ok {
+				written[id] = true
+			}
+		}
+		cmd.Wait()
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+srv.ClientURL()+"|"+dir+"|drain")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	seen := streamIDs(t, srv.ClientURL(), "VINFER")
+	lost := 0
+	for id := range written {
+		if !seen.Has(id) {
+			lost++
+		}
+	}
+	if lost > 0 || len(written) < 1200 {
+		t.Fatalf("%d of %d written events lost", lost, len(written))
+	}
+	t.Logf("%d events written across 2 kills, all in the stream (%d distinct, %d duplicates)", len(written), seen.Distinct(), seen.Dups())
+}
+
+// Mutual TLS: the server requires a client certificate from the test CA.
+func TestTLS(t *testing.T) {
+	certs := bt.NewCerts(t)
+	srv := startServer(t, -1, t.TempDir(), func(o *server.Options) { o.TLSConfig, o.TLSVerify = certs.Server, true })
+	defer srv.Shutdown()
+	url := "tls://" + srv.Addr().String()
+	k := openSink(t, t.TempDir(), map[string]any{"url": url, "jetstream": true, "stream": "VINFER", "tls": certs.TLSSettings()})
+	for i := range 10 {
+		k.Write(bt.Result("cam1", int64(i), 1))
+	}
+	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered == 10 }, "10 delivered over TLS (stats %+v)", k.Stats())
+}
+
+// TestLatency measures event-to-subscriber latency through JetStream at 1000 events/s
+// (VINFER_BENCH=1).
+func TestLatency(t *testing.T) {
+	l := &bt.Latency{}
+	if os.Getenv("VINFER_BENCH") == "" {
+		bt.RunLatency(t, "", nil, l, 0)
+	}
+	srv := startServer(t, -1, t.TempDir(), nil)
+	defer srv.Shutdown()
+	k := openSink(t, t.TempDir(), map[string]any{"url": srv.ClientURL(), "jetstream": true, "stream": "VINFER"})
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.Subscribe("vinfer.>", func(m *nats.Msg) { l.Received(m.Header.Get(jetstream.MsgIDHeader)) })
+	nc.Flush()
+	bt.RunLatency(t, "nats jetstream", k, l, 1000)
+}
