@@ -26,8 +26,8 @@ type Cluster interface {
 
 // Errors of Cluster.
 var (
-	ErrStreamExists = errors.New("a stream with this id is in the cluster's registry")
-	ErrNoStream     = errors.New("no such stream in the cluster's registry")
+	// ErrStreamExists (errors.go) when the id is in the registry already.
+	ErrNoStream = errors.New("no such stream in the cluster's registry")
 )
 
 // ClusterView is a snapshot of the cluster as one node sees it.
