@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,10 @@ type modelRunner struct {
 // run is the inference worker of host frames.
 func (m *modelRunner) run(ctx context.Context) {
 	defer close(m.done)
+	// One OS thread for the worker's life: ONNX Runtime computes on the calling thread (all of
+	// it with intra_op_threads 1) and keeps per-thread state warm (docs/benchmarks.md).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	batch := make([]item, 0, m.sched.maxBatch)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
