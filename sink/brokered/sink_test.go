@@ -11,10 +11,10 @@ import (
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/deliver"
+	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/outbox"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/sink/brokered"
-	bt "github.com/vinfer/vinfer/sink/brokered/brokertest"
 )
 
 // recorder is a Publisher keeping decoded records.

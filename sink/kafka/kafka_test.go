@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/vinfer/vinfer/config"
+	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/sink/brokered"
-	bt "github.com/vinfer/vinfer/sink/brokered/brokertest"
 	"github.com/vinfer/vinfer/sink/kafka"
 )
 

@@ -17,9 +17,9 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/vinfer/vinfer/config"
+	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/sink/brokered"
-	bt "github.com/vinfer/vinfer/sink/brokered/brokertest"
 	"github.com/vinfer/vinfer/sink/mqtt"
 )
 

@@ -18,9 +18,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vinfer/vinfer/config"
+	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/sink/brokered"
-	bt "github.com/vinfer/vinfer/sink/brokered/brokertest"
 	vnats "github.com/vinfer/vinfer/sink/nats"
 )
 

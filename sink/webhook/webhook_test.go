@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/vinfer/vinfer/config"
+	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/sink/brokered"
-	bt "github.com/vinfer/vinfer/sink/brokered/brokertest"
 	"github.com/vinfer/vinfer/sink/webhook"
 )
 

@@ -4,6 +4,7 @@ package brokertest
 
 import (
 	"fmt"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"sync"
 	"testing"
 	"time"
@@ -71,14 +72,8 @@ func (s *Seen) Has(id string) bool {
 	return s.m[id] > 0
 }
 
-// Wait polls cond every 10 ms until it holds, failing the test after timeout with msg.
+// Wait is testutil.Eventually with a formatted description.
 func Wait(t testing.TB, timeout time.Duration, cond func() bool, msg string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, fmt.Sprintf(msg, args...))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, timeout, fmt.Sprintf(msg, args...), cond)
 }
