@@ -1,10 +1,10 @@
 package deliver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,23 +13,6 @@ import (
 
 	"github.com/vinfer/vinfer/outbox"
 )
-
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.buf.String(), s)
-}
 
 // fakePub records every event id it acknowledges; fail, when set, decides each call's result
 // (records delivered, error) before anything is recorded.
@@ -110,7 +93,7 @@ func newOutbox(t testing.TB, set func(o *outbox.Outbox)) *outbox.Outbox {
 	return o
 }
 
-func newWorker(t testing.TB, o *outbox.Outbox, name string, p Publisher, logs *logBuffer) *Worker {
+func newWorker(t testing.TB, o *outbox.Outbox, name string, p Publisher, logs *testutil.LogBuffer) *Worker {
 	t.Helper()
 	w := &Worker{Name: name, Outbox: o, Publisher: p, MaxBatch: 64, MinBackoff: time.Millisecond,
 		MaxBackoff: 10 * time.Millisecond}
@@ -144,7 +127,7 @@ func eventually(t testing.TB, cond func() bool) {
 func TestFlakySink(t *testing.T) {
 	const n = 3000
 	o := newOutbox(t, nil)
-	logs := &logBuffer{}
+	logs := &testutil.LogBuffer{}
 	flaky := &fakePub{seen: map[string]int{}, fail: func(call int, recs []outbox.Record) (int, error) {
 		if call <= 30 {
 			return 0, errors.New("connection refused")
@@ -182,8 +165,8 @@ func TestFlakySink(t *testing.T) {
 	if sh.Delivered != n || sh.Failed != 0 || sh.Retried != 0 {
 		t.Fatalf("healthy: %+v", sh)
 	}
-	if d, u := logs.count("sink down"), logs.count("sink up again"); d != 1 || u != 1 {
-		t.Fatalf("%d down and %d up lines, want 1 and 1:\n%s", d, u, logs.buf.String())
+	if d, u := logs.Count("sink down"), logs.Count("sink up again"); d != 1 || u != 1 {
+		t.Fatalf("%d down and %d up lines, want 1 and 1:\n%s", d, u, logs.String())
 	}
 }
 
@@ -265,14 +248,14 @@ func TestUndeliverable(t *testing.T) {
 		}
 		return len(recs), nil
 	}}
-	logs := &logBuffer{}
+	logs := &testutil.LogBuffer{}
 	w := newWorker(t, o, "sink", p, logs)
 	for i := 1; i <= 10; i++ {
 		o.Append(event(i))
 	}
 	eventually(t, func() bool { return w.Stats().Depth == 0 })
 	st := w.Stats()
-	if st.Delivered != 9 || st.Undeliverable != 1 || st.Failed != 0 || p.count() != 9 || logs.count("record skipped") != 1 {
+	if st.Delivered != 9 || st.Undeliverable != 1 || st.Failed != 0 || p.count() != 9 || logs.Count("record skipped") != 1 {
 		t.Fatalf("%+v, %d delivered", st, p.count())
 	}
 }

@@ -29,7 +29,7 @@ func TestDropOldest(t *testing.T) {
 	if st.Dropped[ReasonFull] == 0 || ss.Dropped[ReasonFull] != st.Dropped[ReasonFull] || fs.Dropped[ReasonFull] != 0 {
 		t.Fatalf("dropped: outbox %v, slow %v, fast %v", st.Dropped, ss.Dropped, fs.Dropped)
 	}
-	if got := logs.count("dropping records"); got != 1 {
+	if got := logs.Count("dropping records"); got != 1 {
 		t.Fatalf("%d drop log lines, want 1 per episode", got)
 	}
 	// slow reads what is left, contiguous up to the last record: read + dropped = appended.
@@ -72,7 +72,7 @@ func TestReject(t *testing.T) {
 	if st.Dropped[ReasonRejected] != 11 || c.Stats().Dropped[ReasonRejected] != 11 || st.Dropped[ReasonFull] != 0 {
 		t.Fatalf("dropped %v", st.Dropped)
 	}
-	if logs.count("dropping records") != 1 {
+	if logs.Count("dropping records") != 1 {
 		t.Fatal("want one drop log line")
 	}
 	// Nothing undelivered was lost; acknowledging makes room again.
@@ -137,8 +137,8 @@ func TestMaxAge(t *testing.T) {
 		t.Fatalf("after 3 min: %+v", st)
 	}
 	// One line: the second expiry lost nothing unread.
-	if logs.count("dropping records") != 1 {
-		t.Fatalf("drop log lines: %d", logs.count("dropping records"))
+	if logs.Count("dropping records") != 1 {
+		t.Fatalf("drop log lines: %d", logs.Count("dropping records"))
 	}
 }
 
@@ -160,12 +160,12 @@ func TestDropEpisodes(t *testing.T) {
 	first := o.Stats().Dropped[ReasonFull]
 	clk.add(30 * time.Second)
 	appendN(t, o, 500) // within a minute of the last drop: same episode
-	if n := logs.count("dropping records"); n != 1 || first == 0 {
+	if n := logs.Count("dropping records"); n != 1 || first == 0 {
 		t.Fatalf("%d lines after the first episode", n)
 	}
 	clk.add(2 * time.Minute)
 	appendN(t, o, 500) // a new episode
-	if n := logs.count("dropping records"); n != 2 {
+	if n := logs.Count("dropping records"); n != 2 {
 		t.Fatalf("%d lines after the second episode", n)
 	}
 }

@@ -171,7 +171,7 @@ func TestReadCorrupt(t *testing.T) {
 			t.Fatalf("gap %d..%d", recs[i-1].Seq, recs[i].Seq)
 		}
 	}
-	if st := c.Stats(); st.Dropped[ReasonCorrupt] != lost || logs.count("corrupt record") != 1 {
+	if st := c.Stats(); st.Dropped[ReasonCorrupt] != lost || logs.Count("corrupt record") != 1 {
 		t.Fatalf("dropped %v, want %d corrupt", st.Dropped, lost)
 	}
 }

@@ -142,6 +142,6 @@ func checkCrashLog(t *testing.T, dir string, acked map[uint64]bool, rounds int) 
 		}
 	}
 	if st := o.Stats(); st.Truncations > 0 {
-		t.Logf("recovery cut %d bytes: %s", st.TruncatedBytes, logs.buf.String())
+		t.Logf("recovery cut %d bytes: %s", st.TruncatedBytes, logs.String())
 	}
 }

@@ -5,38 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// logBuffer collects log lines (safe for concurrent use).
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) count(substr string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.buf.String(), substr)
-}
-
 // open returns an initialized outbox on dir (FsyncNever unless set), closed at the end of
 // the test.
-func open(t testing.TB, dir string, set func(o *Outbox)) (*Outbox, *logBuffer) {
+func open(t testing.TB, dir string, set func(o *Outbox)) (*Outbox, *testutil.LogBuffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testutil.LogBuffer{}
 	o := &Outbox{Dir: dir, Fsync: FsyncNever, Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	if set != nil {
 		set(o)

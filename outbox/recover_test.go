@@ -46,8 +46,8 @@ func TestTornTail(t *testing.T) {
 
 			o, logs := open(t, dir, nil)
 			st := o.Stats()
-			if st.Records != tc.keep || st.Truncations != 1 || logs.count("segment cut") != 1 {
-				t.Fatalf("kept %d records, %d truncations, log %q", st.Records, st.Truncations, logs.buf.String())
+			if st.Records != tc.keep || st.Truncations != 1 || logs.Count("segment cut") != 1 {
+				t.Fatalf("kept %d records, %d truncations, log %q", st.Records, st.Truncations, logs.String())
 			}
 			// Appends continue after the valid prefix, reads return every kept record.
 			seq, err := o.Append(payload(tc.keep + 1))

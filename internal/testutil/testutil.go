@@ -66,6 +66,9 @@ func (l *LogBuffer) String() string {
 	return l.b.String()
 }
 
+// Count returns how many times substr was written (across writes).
+func (l *LogBuffer) Count(substr string) int { return strings.Count(l.String(), substr) }
+
 // CheckNoFrameLeaks fails the test when the log reports frames never released or released
 // twice (frame pools in debug mode report them when they close).
 func CheckNoFrameLeaks(t testing.TB, logs *LogBuffer) {
