@@ -113,17 +113,6 @@ func TestProduce(t *testing.T) {
 	}
 }
 
-func outage(t testing.TB) time.Duration {
-	if v := os.Getenv("VINFER_BROKER_OUTAGE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	return 3 * time.Second
-}
-
 // The cluster stops mid-stream (its data kept on disk) and starts again on the same port:
 // every event arrives, counted by id.
 func TestRestart(t *testing.T) {
@@ -132,30 +121,16 @@ func TestRestart(t *testing.T) {
 	addrs := c.ListenAddrs()
 	k := openSink(t, map[string]any{"brokers": addrs})
 	// One goroutine writes 2 events per result, paced, until the broker is back.
-	stop, done := make(chan struct{}), make(chan int)
-	go func() {
-		n := 0
-		for ; ; n++ {
-			select {
-			case <-stop:
-				done <- 2 * n
-				return
-			default:
-			}
-			k.Write(bt.Result("cam1", int64(n), 2))
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	stop := bt.Feed(k)
 	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered > 100 }, "first deliveries")
 	c.Close()
 	bt.Wait(t, bt.Timeout, func() bool { return !k.Stats().Up }, "sink down")
-	time.Sleep(outage(t))
+	time.Sleep(bt.Outage(t))
 	c = startCluster(t, kfake.Ports(port), kfake.DataDir(data))
 	defer c.Close()
 	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Up }, "sink up again")
-	close(stop)
-	total := uint64(<-done)
-	bt.Wait(t, bt.Timeout+outage(t), func() bool { st := k.Stats(); return st.Delivered >= total && st.Depth == 0 },
+	total := uint64(stop())
+	bt.Wait(t, bt.Timeout+bt.Outage(t), func() bool { st := k.Stats(); return st.Delivered >= total && st.Depth == 0 },
 		"all delivered (stats %+v)", k.Stats())
 	st := k.Stats()
 	if err := k.Close(); err != nil {

@@ -148,17 +148,6 @@ func TestPublish(t *testing.T) {
 	}
 }
 
-func outage(t testing.TB) time.Duration {
-	if v := os.Getenv("VINFER_BROKER_OUTAGE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	return 3 * time.Second
-}
-
 // The broker stops mid-stream and a new one starts on the same address: every event arrives,
 // counted by id across both.
 func TestRestart(t *testing.T) {
@@ -167,29 +156,15 @@ func TestRestart(t *testing.T) {
 			addr, r := freeAddr(t), &received{}
 			b := startBroker(t, addr, r, nil)
 			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto})
-			stop, done := make(chan struct{}), make(chan int)
-			go func() {
-				n := 0
-				for ; ; n++ {
-					select {
-					case <-stop:
-						done <- 2 * n
-						return
-					default:
-					}
-					k.Write(bt.Result("cam1", int64(n), 2))
-					time.Sleep(time.Millisecond)
-				}
-			}()
+			stop := bt.Feed(k)
 			bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered > 100 }, "first deliveries")
 			b.Close()
 			bt.Wait(t, bt.Timeout, func() bool { return !k.Stats().Up }, "sink down")
-			time.Sleep(outage(t))
+			time.Sleep(bt.Outage(t))
 			b = startBroker(t, addr, r, nil)
 			defer b.Close()
 			bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Up }, "sink up again")
-			close(stop)
-			total := <-done
+			total := stop()
 			bt.Wait(t, bt.Timeout, func() bool { return r.events.Distinct() == total }, "%d events (have %d)", total, r.events.Distinct())
 			t.Logf("%d events, %d duplicates (dropped by id downstream), stats %+v", total, r.events.Dups(), k.Stats())
 		})

@@ -157,19 +157,6 @@ func TestCoreNATS(t *testing.T) {
 	}
 }
 
-// outage is how long the broker stays down in the restart tests: a few seconds, or
-// VINFER_BROKER_OUTAGE (e.g. 60s).
-func outage(t testing.TB) time.Duration {
-	if v := os.Getenv("VINFER_BROKER_OUTAGE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	return 3 * time.Second
-}
-
 // The server stops mid-stream and comes back: every event reaches the stream exactly once
 // (JetStream dedupes the retried ones by Nats-Msg-Id).
 func TestJetStreamRestart(t *testing.T) {
@@ -178,31 +165,17 @@ func TestJetStreamRestart(t *testing.T) {
 	url := srv.ClientURL()
 	k := openSink(t, t.TempDir(), map[string]any{"url": url, "jetstream": true, "stream": "VINFER"})
 	// One goroutine writes 2 events per result, paced, until the broker is back.
-	stop, done := make(chan struct{}), make(chan int)
-	go func() {
-		n := 0
-		for ; ; n++ {
-			select {
-			case <-stop:
-				done <- 2 * n
-				return
-			default:
-			}
-			k.Write(bt.Result("cam1", int64(n), 2))
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	stop := bt.Feed(k)
 	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Delivered > 100 }, "first deliveries")
 	srv.Shutdown()
 	srv.WaitForShutdown()
 	bt.Wait(t, bt.Timeout, func() bool { return !k.Stats().Up }, "sink down")
-	time.Sleep(outage(t))
+	time.Sleep(bt.Outage(t))
 	srv = startServer(t, port, store, nil)
 	defer srv.Shutdown()
 	bt.Wait(t, bt.Timeout, func() bool { return k.Stats().Up }, "sink up again")
-	close(stop)
-	total := uint64(<-done)
-	bt.Wait(t, bt.Timeout+outage(t), func() bool { return k.Stats().Delivered >= total && k.Stats().Depth == 0 },
+	total := uint64(stop())
+	bt.Wait(t, bt.Timeout+bt.Outage(t), func() bool { return k.Stats().Delivered >= total && k.Stats().Depth == 0 },
 		"all delivered (stats %+v)", k.Stats())
 	st := k.Stats()
 	if err := k.Close(); err != nil {

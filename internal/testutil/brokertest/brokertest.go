@@ -4,13 +4,14 @@ package brokertest
 
 import (
 	"fmt"
-	"github.com/vinfer/vinfer/internal/testutil"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/event"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/sink"
 )
 
@@ -76,4 +77,36 @@ func (s *Seen) Has(id string) bool {
 func Wait(t testing.TB, timeout time.Duration, cond func() bool, msg string, args ...any) {
 	t.Helper()
 	testutil.Eventually(t, timeout, fmt.Sprintf(msg, args...), cond)
+}
+
+// Feed writes results of 2 events each to w, paced at about one per millisecond, from a
+// goroutine of its own; stop ends it and returns the events written.
+func Feed(w sink.Sink) (stop func() int) {
+	quit, done := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for ; ; n++ {
+			select {
+			case <-quit:
+				done <- 2 * n
+				return
+			default:
+			}
+			w.Write(Result("cam1", int64(n), 2))
+			time.Sleep(time.Millisecond) // pacing, not a wait
+		}
+	}()
+	return func() int { close(quit); return <-done }
+}
+
+// Outage is how long a restart test keeps its broker down: $VINFER_BROKER_OUTAGE, default 3 s.
+func Outage(t testing.TB) time.Duration {
+	if v := os.Getenv("VINFER_BROKER_OUTAGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return 3 * time.Second
 }
