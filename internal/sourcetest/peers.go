@@ -113,10 +113,13 @@ func (s *safeBuffer) String() string {
 }
 
 // Relay forwards UDP datagrams from its address to Target, dropping each with probability
-// Loss (pseudo-random, seeded) while Lossy is set.
+// Loss (pseudo-random, seeded) while Lossy is set. Mirror adds receivers of the same datagrams
+// (the same ones dropped), so two receivers can be compared on one loss pattern.
 type Relay struct {
 	conn    *net.UDPConn
 	target  *net.UDPAddr
+	mu      sync.Mutex
+	outs    []*net.UDPConn
 	loss    float64
 	rng     *rand.Rand
 	Lossy   atomic.Bool
@@ -141,6 +144,7 @@ func NewRelay(t testing.TB, port int, target string, loss float64, seed uint64) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.outs = []*net.UDPConn{out}
 	go func() {
 		buf := make([]byte, 65536)
 		for {
@@ -153,14 +157,38 @@ func NewRelay(t testing.TB, port int, target string, loss float64, seed uint64) 
 				continue
 			}
 			r.Passed.Add(1)
-			out.Write(buf[:n]) //nolint:errcheck
+			r.mu.Lock()
+			for _, o := range r.outs {
+				o.Write(buf[:n]) //nolint:errcheck
+			}
+			r.mu.Unlock()
 		}
 	}()
 	t.Cleanup(func() {
 		conn.Close()
-		out.Close()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, o := range r.outs {
+			o.Close()
+		}
 	})
 	return r
+}
+
+// Mirror also forwards every datagram the relay passes to target.
+func (r *Relay) Mirror(t testing.TB, target string) {
+	t.Helper()
+	ta, err := net.ResolveUDPAddr("udp", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := net.DialUDP("udp", nil, ta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.outs = append(r.outs, out)
+	r.mu.Unlock()
 }
 
 // Port returns the relay's UDP port.
