@@ -61,7 +61,7 @@ type logBuffer = testutil.LogBuffer
 
 // startApp runs vinfer with decl as model "m" (cache in cacheDir, "" for none) and frame
 // accounting checks on, and adds the streams (model "m").
-func startApp(t *testing.T, decl config.Model, cacheDir string, streams ...config.Stream) (*app.App, *results, *logBuffer) {
+func startApp(t testing.TB, decl config.Model, cacheDir string, streams ...config.Stream) (*app.App, *results, *logBuffer) {
 	t.Helper()
 	frame.SetDebug(true)
 	t.Cleanup(func() { frame.SetDebug(false) })
@@ -82,7 +82,7 @@ func startApp(t *testing.T, decl config.Model, cacheDir string, streams ...confi
 }
 
 // stop stops the app and checks that no frame leaked and every model version was freed.
-func stop(t *testing.T, a *app.App, logs *logBuffer) []pipeline.StreamStatus {
+func stop(t testing.TB, a *app.App, logs *logBuffer) []pipeline.StreamStatus {
 	t.Helper()
 	streams := a.Pipeline.Streams()
 	if err := a.Stop(); err != nil {
@@ -392,7 +392,7 @@ type memSample struct {
 // memory waits until only the current model version is alive (no retired one pinned by a
 // batch), then samples RSS (after returning free C-heap pages to the kernel), the C-heap bytes
 // in use, the Go heap in use and the thread count.
-func memory(t *testing.T, r *model.Registry) memSample {
+func memory(t testing.TB, r *model.Registry) memSample {
 	t.Helper()
 	testutil.Eventually(t, 10*time.Second, "a retired version stays pinned", func() bool { return r.Versions() == 1 })
 	runtime.GC()
@@ -423,58 +423,79 @@ func threads() string {
 	return "?"
 }
 
-// TestReloadCyclesMemory: 100 reloads (full graph optimization each) while two looping streams
-// run: RSS and C-heap memory in use after the cycles stay within noise of before; every
-// retired version is freed. About a minute on two busy cores: skipped with -short.
+// TestReloadCyclesMemory: 20 reloads (full graph optimization each) while two looping streams
+// run: the C heap in use (where a leaked session would show, several MiB each) and RSS stay
+// within noise of before; every retired version is freed. BenchmarkReloadCycles runs 100.
 func TestReloadCyclesMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("100 reload cycles take about a minute")
+	r := reloadCycles(t, 20, 5)
+	if r.after.native-r.before.native > 8<<20 || r.after.rss-r.before.rss > 64<<20 {
+		t.Errorf("memory grew beyond 8 MiB of C heap or 64 MiB of RSS over %d reloads", r.cycles)
 	}
-	const cycles, warm = 100, 10
-	a, rec, logs := startApp(t, yoloxDecl(t), "",
-		config.Stream{ID: "a", Source: video(t, "car-detection.mp4"), Loop: true, Drop: config.DropBlock},
-		config.Stream{ID: "b", Source: video(t, "car-detection_remux.ts"), Loop: true, Drop: config.DropBlock})
+}
+
+// BenchmarkReloadCycles measures memory growth over 100 reloads under load (docs/benchmarks.md):
+//
+//	go test -run '^$' -bench ReloadCycles -benchtime 1x -v ./e2e/reload/
+func BenchmarkReloadCycles(b *testing.B) {
+	for range b.N {
+		r := reloadCycles(b, 100, 10)
+		b.ReportMetric(mib(r.after.rss-r.before.rss), "MiB-RSS-growth")
+		b.ReportMetric(mib(r.after.native-r.before.native), "MiB-Cheap-growth")
+		b.ReportMetric(float64(r.elapsed.Milliseconds())/float64(r.cycles), "ms/reload")
+	}
+}
+
+type cyclesResult struct {
+	cycles        int
+	before, after memSample
+	elapsed       time.Duration
+}
+
+// reloadCycles reloads model "m" warm + cycles times while two looping blocking streams run,
+// sampling memory after the warm-up and at the end; it fails tb on a dropped frame or a
+// version left alive.
+func reloadCycles(tb testing.TB, cycles, warm int) cyclesResult {
+	a, rec, logs := startApp(tb, yoloxDecl(tb), "",
+		config.Stream{ID: "a", Source: video(tb, "car-detection.mp4"), Loop: true, Drop: config.DropBlock},
+		config.Stream{ID: "b", Source: video(tb, "car-detection_remux.ts"), Loop: true, Drop: config.DropBlock})
 	e := a.Registry.Loaded("m")
 	for range warm { // let allocator arenas and the Go heap reach their working size
 		if err := e.Reload(); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
-	before := memory(t, a.Registry)
+	r := cyclesResult{cycles: cycles, before: memory(tb, a.Registry)}
 	frames0 := rec.count("a") + rec.count("b")
 	t0 := time.Now()
 	maxVersions := int64(0)
 	for i := range cycles {
 		if err := e.Reload(); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		maxVersions = max(maxVersions, a.Registry.Versions())
 		if (i+1)%25 == 0 {
-			t.Logf("after %3d reloads: %v", i+1, memory(t, a.Registry))
+			tb.Logf("after %3d reloads: %v", i+1, memory(tb, a.Registry))
 		}
 	}
-	elapsed := time.Since(t0)
-	after := memory(t, a.Registry)
+	r.elapsed = time.Since(t0)
+	r.after = memory(tb, a.Registry)
 	frames := rec.count("a") + rec.count("b") - frames0
-	streams := stop(t, a, logs)
-	t.Logf("%d reloads in %v (%v each) while %d frames were inferred; at most %d versions alive",
-		cycles, elapsed.Round(time.Millisecond), (elapsed / cycles).Round(time.Millisecond), frames, maxVersions)
-	t.Logf("before: %v", before)
-	t.Logf("after:  %v", after)
-	t.Logf("growth: RSS %+.1f MiB, C heap in use %+.1f MiB", mib(after.rss-before.rss), mib(after.native-before.native))
-	const bound = 64 << 20
-	if after.rss-before.rss > bound || after.native-before.native > bound {
-		t.Errorf("memory grew beyond %v MiB over %d reloads", mib(bound), cycles)
-	}
+	streams := stop(tb, a, logs)
+	tb.Logf("%d reloads in %v (%v each) while %d frames were inferred; at most %d versions alive",
+		cycles, r.elapsed.Round(time.Millisecond), (r.elapsed / time.Duration(cycles)).Round(time.Millisecond), frames, maxVersions)
+	tb.Logf("before: %v", r.before)
+	tb.Logf("after:  %v", r.after)
+	tb.Logf("growth: RSS %+.1f MiB, C heap in use %+.1f MiB", mib(r.after.rss-r.before.rss), mib(r.after.native-r.before.native))
 	if frames == 0 {
-		t.Error("no frames inferred during the reloads: not under load")
+		tb.Error("no frames inferred during the reloads: not under load")
 	}
 	for _, s := range streams {
 		if dr := s.Stats.DroppedTotal() - s.Stats.Dropped[pipeline.DropShutdown].Load(); dr != 0 { // a stop cuts off the frame in hand
-			t.Errorf("%s: %d frames dropped", s.ID, dr)
+			tb.Errorf("%s: %d frames dropped", s.ID, dr)
 		}
 	}
-	if e.Loads() != 1+warm+cycles {
-		t.Errorf("loads %d", e.Loads())
+	if e.Loads() != int64(1+warm+cycles) {
+		tb.Errorf("loads %d", e.Loads())
 	}
+	return r
 }
