@@ -394,3 +394,28 @@ func TestLatency(t *testing.T) {
 		})
 	}
 }
+
+const childEnv = "VINFER_MQTT_CHILD"
+
+// TestKillChild is TestKill's child (brokertest.RunChild).
+func TestKillChild(t *testing.T) {
+	addr, dir, mode, ok := bt.Child(childEnv)
+	if !ok {
+		t.Skip("child of TestKill")
+	}
+	k := openSink(t, map[string]any{"url": "mqtt://" + addr, "outbox": map[string]any{"dir": dir}, "drain_timeout": "60s"})
+	bt.RunChild(t, k, mode)
+}
+
+// TestKill kills a process writing to an MQTT sink with SIGKILL mid-stream, twice, then starts
+// it again on the same outbox: every event whose Write returned reaches the subscriber, at
+// least once (duplicates counted).
+func TestKill(t *testing.T) {
+	addr, r := freeAddr(t), &received{}
+	b := startBroker(t, addr, r, nil)
+	defer b.Close()
+	written := bt.Kill(t, "TestKillChild", childEnv, addr)
+	bt.Wait(t, bt.Timeout, func() bool { return bt.Lost(written, &r.events) == 0 },
+		"all %d written events at the subscriber", len(written))
+	t.Logf("%d events written across 2 kills, all received (%d distinct, %d duplicates)", len(written), r.events.Distinct(), r.events.Dups())
+}
