@@ -1,4 +1,5 @@
-// Package brokertest holds what the broker sinks' tests share: results carrying events,
+// Package brokertest holds what the broker sinks' tests share: results carrying events, the
+// crash test's parent and child (kill.go),
 // counting received events by id, and waiting on conditions with a timeout. Tests only.
 package brokertest
 
