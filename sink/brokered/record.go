@@ -13,6 +13,9 @@ type Kind byte
 const (
 	KindEvent      Kind = 'e'
 	KindDetections Kind = 'd'
+	// KindCount is a zone's or line's counts (Settings.Counts); its Type is the zone's or
+	// line's name.
+	KindCount Kind = 'c'
 )
 
 // TypeDetections is the type of detection records.
@@ -46,7 +49,7 @@ func AppendRecord(b []byte, k Kind, id event.ID, stream, typ string) []byte {
 // Decode decodes a record from p (see the package documentation); the result aliases p.
 func Decode(p []byte) (Record, error) {
 	var r Record
-	if len(p) < 20 || p[0] != recordVersion || (Kind(p[1]) != KindEvent && Kind(p[1]) != KindDetections) {
+	if len(p) < 20 || p[0] != recordVersion || (Kind(p[1]) != KindEvent && Kind(p[1]) != KindDetections && Kind(p[1]) != KindCount) {
 		return r, ErrRecord
 	}
 	r.Kind = Kind(p[1])

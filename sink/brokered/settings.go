@@ -104,6 +104,9 @@ type Settings struct {
 	MaxBackoff config.Duration `yaml:"max_backoff"`
 	// MaxBatch bounds the records per delivery attempt (default 256).
 	MaxBatch int `yaml:"max_batch"`
+	// Counts, set by a broker package (not configurable here), adds a KindCount record per
+	// zone or line whose counts the events of a Write changed, after that Write's events.
+	Counts bool `yaml:"-"`
 	// DrainTimeout is how long Close waits for undelivered records before stopping (default
 	// 5s); what is left stays in the outbox for the next run.
 	DrainTimeout config.Duration `yaml:"drain_timeout"`

@@ -40,6 +40,7 @@ type Sink struct {
 
 	buf      []byte
 	every    map[string]int // results with detections seen per stream (one entry per stream)
+	counts   counts         // with Settings.Counts
 	closed   bool
 	tooLarge atomic.Uint64
 	lastLog  time.Time
@@ -124,6 +125,11 @@ func (k *Sink) Write(r *sink.Result) error {
 			}
 		}
 	}
+	if k.s.Counts {
+		if err := k.writeCounts(r); err != nil {
+			return err
+		}
+	}
 	if k.s.Carry.Detections() && len(r.Detections) > 0 {
 		n := k.every[r.Stream]
 		k.every[r.Stream] = n + 1
@@ -136,6 +142,30 @@ func (k *Sink) Write(r *sink.Result) error {
 		}
 	}
 	return nil
+}
+
+// writeCounts counts r's zone and line events and appends a count record for each zone or
+// line they changed.
+func (k *Sink) writeCounts(r *sink.Result) error {
+	for i := range r.Events {
+		e := &r.Events[i]
+		stream := e.Stream
+		if stream == "" {
+			stream = r.Stream
+		}
+		k.counts.add(routable(stream), e)
+	}
+	var err error
+	for _, p := range k.counts.dirty {
+		p.dirty = false
+		if err == nil {
+			b := AppendRecord(k.buf[:0], KindCount, event.NewID(time.Now()), p.stream, p.name)
+			k.buf = p.appendJSON(b)
+			err = k.append(k.buf)
+		}
+	}
+	k.counts.dirty = k.counts.dirty[:0]
+	return err
 }
 
 // routable bounds a stream id to the record format's 1–255 bytes.

@@ -56,6 +56,13 @@ func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
 // them by the vinfer-id header and checking keys.
 func consume(t testing.TB, addrs []string, topic string, want int) *bt.Seen {
 	t.Helper()
+	return consumeUntil(t, addrs, topic, func(s *bt.Seen) bool { return s.Distinct()+s.Dups() >= want })
+}
+
+// consumeUntil reads topic from the start until done, called after each fetch, returns true
+// (or the timeout), counting the records by the vinfer-id header and checking keys.
+func consumeUntil(t testing.TB, addrs []string, topic string, done func(*bt.Seen) bool) *bt.Seen {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
@@ -65,10 +72,9 @@ func consume(t testing.TB, addrs []string, topic string, want int) *bt.Seen {
 	seen := &bt.Seen{}
 	ctx, cancel := context.WithTimeout(context.Background(), bt.Timeout)
 	defer cancel()
-	for n := 0; n < want && ctx.Err() == nil; {
+	for stop := false; !stop && ctx.Err() == nil; {
 		fs := cl.PollFetches(ctx)
 		fs.EachRecord(func(r *kgo.Record) {
-			n++
 			if len(r.Key) == 0 {
 				t.Errorf("record without key")
 			}
@@ -78,6 +84,7 @@ func consume(t testing.TB, addrs []string, topic string, want int) *bt.Seen {
 				}
 			}
 		})
+		stop = done(seen)
 	}
 	return seen
 }
@@ -215,4 +222,31 @@ func TestLatency(t *testing.T) {
 	}()
 	k := openSink(t, map[string]any{"brokers": c.ListenAddrs()})
 	bt.RunLatency(t, "kafka", k, l, 1000)
+}
+
+const childEnv = "VINFER_KAFKA_CHILD"
+
+// TestKillChild is TestKill's child (brokertest.RunChild).
+func TestKillChild(t *testing.T) {
+	addrs, dir, mode, ok := bt.Child(childEnv)
+	if !ok {
+		t.Skip("child of TestKill")
+	}
+	k := openSink(t, map[string]any{"brokers": strings.Split(addrs, ","), "outbox": map[string]any{"dir": dir}, "drain_timeout": "60s"})
+	bt.RunChild(t, k, mode)
+}
+
+// TestKill kills a process producing to Kafka with SIGKILL mid-stream, twice, then starts it
+// again on the same outbox: every event whose Write returned is in the topic, at least once
+// (a new process is a new idempotent producer, so a batch in flight at the kill may repeat;
+// duplicates counted).
+func TestKill(t *testing.T) {
+	c := startCluster(t)
+	defer c.Close()
+	written := bt.Kill(t, "TestKillChild", childEnv, strings.Join(c.ListenAddrs(), ","))
+	seen := consumeUntil(t, c.ListenAddrs(), "vinfer-events", func(s *bt.Seen) bool { return bt.Lost(written, s) == 0 })
+	if lost := bt.Lost(written, seen); lost > 0 {
+		t.Fatalf("%d of %d written events not in the topic", lost, len(written))
+	}
+	t.Logf("%d events written across 2 kills, all in the topic (%d distinct, %d duplicates)", len(written), seen.Distinct(), seen.Dups())
 }

@@ -3,8 +3,10 @@
 // sink's durable outbox (package brokered).
 //
 // Topics: <prefix>/<stream>/events (every event), <prefix>/<stream>/detections (sampled
-// detections), and <prefix>/available: "online" (retained) once connected, "offline"
-// (retained) on Close or, through the last will, when the connection is lost. QoS 1 by
+// detections), <prefix>/<stream>/<zone or line>/count (retained: the zone's or line's counts,
+// published when an event changes them; see brokered's count records), and
+// <prefix>/available: "online" (retained) once connected, "offline" (retained) on Close or,
+// through the last will, when the connection is lost. QoS 1 by
 // default: a message counts as delivered on the broker's PUBACK. Up to MaxInflight messages
 // are in flight at once (MQTT 5: concurrently, so their order within one delivery attempt may
 // vary; order by the event id or time).
@@ -41,6 +43,8 @@ type Settings struct {
 	// Username and Password authenticate.
 	Username string `yaml:"username"`
 	Password string `yaml:"password"`
+	// Counts publishes the retained count topics (default true).
+	Counts *bool `yaml:"counts"`
 	// MaxInflight bounds the messages awaiting their acknowledgement (default 32).
 	MaxInflight int `yaml:"max_inflight"`
 	// TLS configures the connection's TLS (CA, client certificate), with mqtts://.
@@ -69,6 +73,7 @@ type client interface {
 type message struct {
 	topic   string
 	payload []byte
+	retain  bool
 }
 
 // Open decodes decl and opens the sink. It does not wait for the broker: an unreachable broker
@@ -107,6 +112,7 @@ func Open(decl config.Sink, env sink.Env) (sink.Sink, error) {
 	if s.MaxInflight <= 0 {
 		s.MaxInflight = 32
 	}
+	s.Settings.Counts = s.Counts == nil || *s.Counts
 	tlsConf, err := s.TLS.Config(env.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("mqtt: %w", err)
@@ -130,7 +136,7 @@ func Open(decl config.Sink, env sink.Env) (sink.Sink, error) {
 	})
 }
 
-// Topic returns the topic of a record of stream and kind under prefix.
+// Topic returns the topic of a record of stream, kind and type under prefix.
 func Topic(prefix string, stream []byte, k brokered.Kind) string {
 	if k == brokered.KindDetections {
 		return prefix + "/" + string(stream) + "/detections"
@@ -138,31 +144,69 @@ func Topic(prefix string, stream []byte, k brokered.Kind) string {
 	return prefix + "/" + string(stream) + "/events"
 }
 
+// CountTopic returns the retained count topic of zone or line name in stream under prefix:
+// <prefix>/<stream>/<name>/count, with '/', '+', '#' and NUL in name replaced by '_' (and
+// invalid UTF-8 by U+FFFD).
+func CountTopic(prefix string, stream, name []byte) string {
+	level := strings.Map(func(r rune) rune {
+		if r == '/' || r == '+' || r == '#' || r == 0 {
+			return '_'
+		}
+		return r
+	}, string(name))
+	return prefix + "/" + string(stream) + "/" + level + "/count"
+}
+
 // publisher turns records into messages for its client.
 type publisher struct {
 	c      client
 	prefix string
 	msgs   []message
+	first  []int          // index in recs of the record that made each message
+	counts map[string]int // count topic → its message in msgs
 }
 
-// Publish implements deliver.Publisher.
+// Publish implements deliver.Publisher. Of several count records for one topic in recs, one
+// message goes out, at the first one's place with the last one's payload: the retained value
+// never goes back, also with MQTT 5's concurrent publishes.
 func (p *publisher) Publish(ctx context.Context, recs []outbox.Record) (int, error) {
-	p.msgs = p.msgs[:0]
+	p.msgs, p.first = p.msgs[:0], p.first[:0]
+	clear(p.counts)
 	var bad error
-	for _, r := range recs {
+	read := len(recs)
+	for i, r := range recs {
 		d, err := brokered.Decode(r.Data)
 		if err != nil {
-			bad = fmt.Errorf("%w: %v", deliver.ErrUndeliverable, err)
+			bad, read = fmt.Errorf("%w: %v", deliver.ErrUndeliverable, err), i
 			break
 		}
-		p.msgs = append(p.msgs, message{topic: Topic(p.prefix, d.Stream, d.Kind), payload: d.Body})
+		if d.Kind == brokered.KindCount {
+			topic := CountTopic(p.prefix, d.Stream, d.Type)
+			if j, ok := p.counts[topic]; ok {
+				p.msgs[j].payload = d.Body
+				continue
+			}
+			if p.counts == nil {
+				p.counts = map[string]int{}
+			}
+			p.counts[topic] = len(p.msgs)
+			p.msgs = append(p.msgs, message{topic: topic, payload: d.Body, retain: true})
+		} else {
+			p.msgs = append(p.msgs, message{topic: Topic(p.prefix, d.Stream, d.Kind), payload: d.Body})
+		}
+		p.first = append(p.first, i)
 	}
 	n, err := p.c.publish(ctx, p.msgs)
+	if n < len(p.msgs) {
+		// Records from the first unacknowledged message's on are retried; a count record merged
+		// into an acknowledged message is sent again, which only repeats its value.
+		read = p.first[n]
+	}
 	if err != nil {
-		return n, err
+		return read, err
 	}
 	if bad != nil {
-		return n, bad
+		return read, bad
 	}
 	return len(recs), nil
 }

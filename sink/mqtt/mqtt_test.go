@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"strings"
@@ -11,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	paho3 "github.com/eclipse/paho.mqtt.golang"
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/event"
 	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/sink/brokered"
@@ -28,6 +31,7 @@ type received struct {
 	events     bt.Seen
 	mu         sync.Mutex
 	detections int
+	counts     int
 	available  []string
 	badTopic   string
 }
@@ -40,6 +44,8 @@ func (r *received) handle(_ *mochi.Client, _ packets.Subscription, pk packets.Pa
 		r.available = append(r.available, string(pk.Payload))
 	case pk.TopicName == "vinfer/cam1/detections":
 		r.detections++
+	case pk.TopicName == "vinfer/cam1/door/count":
+		r.counts++
 	case pk.TopicName == "vinfer/cam1/events":
 		var e struct{ ID string }
 		json.Unmarshal(pk.Payload, &e)
@@ -141,8 +147,8 @@ func TestPublish(t *testing.T) {
 			bt.Wait(t, bt.Timeout, func() bool { return r.lastAvailable() == "offline" }, "offline")
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			if r.detections != 50 || r.badTopic != "" || r.events.Dups() != 0 {
-				t.Fatalf("%d detections, topic %q, %d dups", r.detections, r.badTopic, r.events.Dups())
+			if r.detections != 50 || r.badTopic != "" || r.events.Dups() != 0 || r.counts == 0 || r.counts > 100 {
+				t.Fatalf("%d detections, %d counts, topic %q, %d dups", r.detections, r.counts, r.badTopic, r.events.Dups())
 			}
 		})
 	}
@@ -179,7 +185,8 @@ func TestUnreachableAtStart(t *testing.T) {
 			for i := range 50 {
 				k.Write(bt.Result("cam1", int64(i), 1))
 			}
-			bt.Wait(t, bt.Timeout, func() bool { st := k.Stats(); return !st.Up && st.Failed > 1 && st.Depth == 50 }, "down with depth 50")
+			// 50 events and 50 count records (each result changes the zone door's counts)
+			bt.Wait(t, bt.Timeout, func() bool { st := k.Stats(); return !st.Up && st.Failed > 1 && st.Depth == 100 }, "down with depth 100")
 			if e := k.Stats().LastError; !strings.Contains(e, "not connected") {
 				t.Fatalf("last error %q", e)
 			}
@@ -213,6 +220,132 @@ func TestWrongCredentials(t *testing.T) {
 func TestTopic(t *testing.T) {
 	if s := mqtt.Topic("site/a", []byte("cam1"), brokered.KindEvent); s != "site/a/cam1/events" {
 		t.Fatal(s)
+	}
+	if s := mqtt.CountTopic("vinfer", []byte("cam1"), []byte("a/b+#\x00\xff")); s != "vinfer/cam1/a_b___\ufffd/count" {
+		t.Fatal(s)
+	}
+}
+
+// retained subscribes to filter as a new client and returns the messages it gets once every
+// topic in want has arrived.
+func retained(t *testing.T, addr, filter string, want ...string) map[string][]byte {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[string][]byte{}
+	c := paho3.NewClient(paho3.NewClientOptions().AddBroker("mqtt://" + addr).SetClientID("late-subscriber"))
+	if tok := c.Connect(); !tok.WaitTimeout(bt.Timeout) || tok.Error() != nil {
+		t.Fatalf("connect: %v", tok.Error())
+	}
+	defer c.Disconnect(100)
+	tok := c.Subscribe(filter, 1, func(_ paho3.Client, m paho3.Message) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !m.Retained() {
+			t.Errorf("%s: not a retained message", m.Topic())
+		}
+		got[m.Topic()] = m.Payload()
+	})
+	if !tok.WaitTimeout(bt.Timeout) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+	bt.Wait(t, bt.Timeout, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, w := range want {
+			if got[w] == nil {
+				return false
+			}
+		}
+		return true
+	}, "retained %v", want)
+	mu.Lock()
+	defer mu.Unlock()
+	return maps.Clone(got)
+}
+
+// A subscriber that arrives after the counts changed gets each zone's and line's current
+// counts, retained, from the broker: the last of many updates, also when MQTT 5 publishes
+// them concurrently.
+func TestCountTopics(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			addr := freeAddr(t)
+			b := startBroker(t, addr, nil, nil)
+			defer b.Close()
+			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto})
+			zoneIn, lineIn, lineOut := 0, 0, 0
+			for i := range 600 {
+				r := &sink.Result{Stream: "cam1", Frame: int64(i)}
+				add := func(ty event.Type, zone, line string, dir event.Direction) {
+					r.Events = append(r.Events, event.Event{ID: event.NewID(time.Now()), Type: ty, Stream: "cam1",
+						Frame: int64(i), Time: time.Now(), TrackID: int64(i / 3), Label: "person", Zone: zone, Line: line, Direction: dir})
+				}
+				switch i % 3 { // tracks enter the zone; two of three leave, crossing the line
+				case 0:
+					add(event.ZoneEnter, "table", "", 0)
+					zoneIn++
+				case 1:
+					if i%2 == 0 {
+						add(event.ZoneLeave, "table", "", 0)
+						add(event.LineCross, "", "exit/2", event.Out)
+						zoneIn--
+						lineOut++
+					} else {
+						add(event.LineCross, "", "exit/2", event.In)
+						lineIn++
+					}
+				}
+				if err := k.Write(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bt.Wait(t, bt.Timeout, func() bool { st := k.Stats(); return st.Depth == 0 && st.Up }, "all delivered (stats %+v)", k.Stats())
+			got := retained(t, addr, "vinfer/+/+/count", "vinfer/cam1/table/count", "vinfer/cam1/exit_2/count")
+			var zone struct {
+				Stream, Zone string
+				Objects      int
+				Enter, Leave int
+				Frame        int64
+				Classes      map[string]map[string]int
+			}
+			var line struct {
+				Line    string
+				In, Out int
+				Frame   int64
+			}
+			if err := json.Unmarshal(got["vinfer/cam1/table/count"], &zone); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(got["vinfer/cam1/exit_2/count"], &line); err != nil {
+				t.Fatal(err)
+			}
+			if zone.Stream != "cam1" || zone.Zone != "table" || zone.Objects != zoneIn || zone.Enter != 200 ||
+				zone.Classes["person"]["objects"] != zoneIn || zone.Frame != 598 {
+				t.Fatalf("zone count %s, want objects %d", got["vinfer/cam1/table/count"], zoneIn)
+			}
+			if line.Line != "exit/2" || line.In != lineIn || line.Out != lineOut || line.Frame != 598 {
+				t.Fatalf("line count %s, want in %d out %d", got["vinfer/cam1/exit_2/count"], lineIn, lineOut)
+			}
+			t.Logf("%s: %s", proto, got["vinfer/cam1/table/count"])
+		})
+	}
+}
+
+// With counts: false, no count topics.
+func TestCountsOff(t *testing.T) {
+	addr, r := freeAddr(t), &received{}
+	b := startBroker(t, addr, r, nil)
+	defer b.Close()
+	k := openSink(t, map[string]any{"url": "mqtt://" + addr, "counts": false})
+	for i := range 10 {
+		k.Write(bt.Result("cam1", int64(i), 1))
+	}
+	bt.Wait(t, bt.Timeout, func() bool { return r.events.Distinct() == 10 }, "10 events")
+	k.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counts != 0 {
+		t.Fatalf("%d count messages", r.counts)
 	}
 }
 
@@ -261,4 +394,29 @@ func TestLatency(t *testing.T) {
 			bt.RunLatency(t, "mqtt "+proto, k, l, 1000)
 		})
 	}
+}
+
+const childEnv = "VINFER_MQTT_CHILD"
+
+// TestKillChild is TestKill's child (brokertest.RunChild).
+func TestKillChild(t *testing.T) {
+	addr, dir, mode, ok := bt.Child(childEnv)
+	if !ok {
+		t.Skip("child of TestKill")
+	}
+	k := openSink(t, map[string]any{"url": "mqtt://" + addr, "outbox": map[string]any{"dir": dir}, "drain_timeout": "60s"})
+	bt.RunChild(t, k, mode)
+}
+
+// TestKill kills a process writing to an MQTT sink with SIGKILL mid-stream, twice, then starts
+// it again on the same outbox: every event whose Write returned reaches the subscriber, at
+// least once (duplicates counted).
+func TestKill(t *testing.T) {
+	addr, r := freeAddr(t), &received{}
+	b := startBroker(t, addr, r, nil)
+	defer b.Close()
+	written := bt.Kill(t, "TestKillChild", childEnv, addr)
+	bt.Wait(t, bt.Timeout, func() bool { return bt.Lost(written, &r.events) == 0 },
+		"all %d written events at the subscriber", len(written))
+	t.Logf("%d events written across 2 kills, all received (%d distinct, %d duplicates)", len(written), r.events.Distinct(), r.events.Dups())
 }

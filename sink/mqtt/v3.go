@@ -75,7 +75,7 @@ func (v *v3) publish(ctx context.Context, msgs []message) (int, error) {
 				return done, err
 			}
 		}
-		toks = append(toks, v.c.Publish(m.topic, v.o.qos, false, m.payload))
+		toks = append(toks, v.c.Publish(m.topic, v.o.qos, m.retain, m.payload))
 	}
 	return done, wait()
 }

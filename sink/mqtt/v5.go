@@ -70,7 +70,7 @@ func (v *v5) publish(ctx context.Context, msgs []message) (int, error) {
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			_, err := v.cm.Publish(ctx, &paho.Publish{Topic: m.topic, QoS: v.o.qos, Payload: m.payload})
+			_, err := v.cm.Publish(ctx, &paho.Publish{Topic: m.topic, QoS: v.o.qos, Retain: m.retain, Payload: m.payload})
 			if errors.Is(err, autopaho.ConnectionDownError) {
 				err = v.last.notConnected()
 			}

@@ -1,15 +1,11 @@
 package nats_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -226,91 +222,26 @@ func TestWrongCredentials(t *testing.T) {
 
 const childEnv = "VINFER_NATS_CHILD"
 
-// TestKillChild is TestKill's child: it writes events to a JetStream sink and prints each
-// event id once Write returned, until killed; with "drain" it only delivers what is queued.
+// TestKillChild is TestKill's child (brokertest.RunChild) on a JetStream sink.
 func TestKillChild(t *testing.T) {
-	spec := os.Getenv(childEnv)
-	if spec == "" {
+	url, dir, mode, ok := bt.Child(childEnv)
+	if !ok {
 		t.Skip("child of TestKill")
 	}
-	parts := strings.SplitN(spec, "|", 3)
-	if len(parts) != 3 {
-		t.Fatalf("%s=%q", childEnv, spec)
-	}
-	url, dir, mode := parts[0], parts[1], parts[2]
 	k := openSink(t, dir, map[string]any{"url": url, "jetstream": true, "stream": "VINFER", "drain_timeout": "60s"})
-	if mode == "drain" {
-		if err := k.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if st := k.Stats(); st.Depth != 0 {
-			t.Fatalf("depth %d", st.Depth)
-		}
-		return
-	}
-	w := bufio.NewWriter(os.Stdout)
-	for i := 0; ; i++ {
-		r := bt.Result("cam1", int64(i), 1)
-		if err := k.Write(r); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintln(w, "ID", r.Events[0].ID)
-		w.Flush()
-	}
+	bt.RunChild(t, k, mode)
 }
 
-// TestKill kills a process writing to a JetStream sink with SIGKILL mid-stream, then starts it
-// again: every event whose Write returned reaches the stream.
+// TestKill kills a process writing to a JetStream sink with SIGKILL mid-stream, twice, then
+// starts it again: every event whose Write returned reaches the stream, once (JetStream
+// deduplicates by Nats-Msg-Id).
 func TestKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short")
-	}
 	srv := startServer(t, -1, t.TempDir(), nil)
 	defer srv.Shutdown()
-	dir := t.TempDir()
-	written := map[string]bool{}
-	for round := range 2 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), childEnv+"="+srv.ClientURL()+"|"+dir+"|write")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(out)
-		n := 0
-		for sc.Scan() && n < 500+round*700 {
-			if id, ok := strings.CutPrefix(sc.Text(), "ID "); ok {
-				written[id] = true
-				n++
-			}
-		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		for sc.Scan() { // ids printed before the kill landed
-			if id, ok := strings.CutPrefix(sc.Text(), "ID "); ok {
-				written[id] = true
-			}
-		}
-		cmd.Wait()
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+srv.ClientURL()+"|"+dir+"|drain")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
+	written := bt.Kill(t, "TestKillChild", childEnv, srv.ClientURL())
 	seen := streamIDs(t, srv.ClientURL(), "VINFER")
-	lost := 0
-	for id := range written {
-		if !seen.Has(id) {
-			lost++
-		}
-	}
-	if lost > 0 || len(written) < 1200 {
-		t.Fatalf("%d of %d written events lost", lost, len(written))
+	if lost := bt.Lost(written, seen); lost > 0 || seen.Dups() > 0 {
+		t.Fatalf("%d of %d written events lost, %d duplicates", lost, len(written), seen.Dups())
 	}
 	t.Logf("%d events written across 2 kills, all in the stream (%d distinct, %d duplicates)", len(written), seen.Distinct(), seen.Dups())
 }

@@ -226,3 +226,29 @@ func TestLatency(t *testing.T) {
 	k := openSink(t, map[string]any{"url": srv.URL})
 	bt.RunLatency(t, "webhook", k, l, 1000)
 }
+
+const childEnv = "VINFER_WEBHOOK_CHILD"
+
+// TestKillChild is TestKill's child (brokertest.RunChild).
+func TestKillChild(t *testing.T) {
+	url, dir, mode, ok := bt.Child(childEnv)
+	if !ok {
+		t.Skip("child of TestKill")
+	}
+	k := openSink(t, map[string]any{"url": url, "secret": "s3cret", "outbox": map[string]any{"dir": dir}, "drain_timeout": "60s"})
+	bt.RunChild(t, k, mode)
+}
+
+// TestKill kills a process posting to a webhook with SIGKILL mid-stream, twice, then starts it
+// again on the same outbox: every event whose Write returned reaches the endpoint, at least
+// once (requests in flight at the kill are sent again; duplicates counted).
+func TestKill(t *testing.T) {
+	rc := &receiver{t: t, secret: "s3cret"}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	written := bt.Kill(t, "TestKillChild", childEnv, srv.URL)
+	if lost := bt.Lost(written, &rc.seen); lost > 0 {
+		t.Fatalf("%d of %d written events lost", lost, len(written))
+	}
+	t.Logf("%d events written across 2 kills, all received (%d distinct, %d duplicates)", len(written), rc.seen.Distinct(), rc.seen.Dups())
+}

@@ -1,5 +1,7 @@
 // Package brokertest holds what the broker sinks' tests share: results carrying events,
-// counting received events by id, and waiting on conditions with a timeout. Tests only.
+// counting received events by id, waiting on conditions with a timeout, latency histograms
+// (latency.go), a test CA (certs.go) and the crash test's parent and child (kill.go). Tests
+// only.
 package brokertest
 
 import (
