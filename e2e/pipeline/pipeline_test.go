@@ -59,15 +59,18 @@ func start(t *testing.T, threads int, streams ...config.Stream) (*app.App, *reco
 	return a, rec, logs
 }
 
+// shortFrames is the length of the clips cut for the tests that infer every frame: two GOPs of
+// car-detection.mp4 (no B-frames), enough for ordering, blocking and drops.
+const shortFrames = 120
+
 func checkNoLeaks(t *testing.T, logs *syncBuffer) { testutil.CheckNoFrameLeaks(t, logs) }
 
 // TestFilesLoseNothing: file streams block instead of dropping: every decoded frame is inferred,
 // results arrive in per-stream order, and every frame returns to its pool.
 func TestFilesLoseNothing(t *testing.T) {
-	v := filepath.Join(assets(t), "videos")
 	a, rec, logs := start(t, 0,
-		config.Stream{ID: "mp4", Source: filepath.Join(v, "car-detection.mp4")},
-		config.Stream{ID: "ts", Source: filepath.Join(v, "car-detection_remux.ts")})
+		config.Stream{ID: "mp4", Source: testutil.ShortClip(t, "videos/car-detection.mp4", shortFrames)},
+		config.Stream{ID: "ts", Source: testutil.ShortClip(t, "videos/car-detection_remux.ts", shortFrames)})
 	a.Pipeline.Wait()
 	streams := a.Pipeline.Streams()
 	if err := a.Stop(); err != nil {
@@ -79,8 +82,8 @@ func TestFilesLoseNothing(t *testing.T) {
 			t.Fatalf("%s: %v", s.ID, s.Err)
 		}
 		d, n := s.Stats.Decoded.Load(), s.Stats.Inferred.Load()
-		if d != 377 || n != 377 || s.Stats.DroppedTotal() != 0 {
-			t.Errorf("%s: decoded %d inferred %d dropped %d, want 377/377/0", s.ID, d, n, s.Stats.DroppedTotal())
+		if d != shortFrames || n != shortFrames || s.Stats.DroppedTotal() != 0 {
+			t.Errorf("%s: decoded %d inferred %d dropped %d, want %d/%d/0", s.ID, d, n, s.Stats.DroppedTotal(), shortFrames, shortFrames)
 		}
 		for i, f := range rec.frames[s.ID] {
 			if f != int64(i) {
@@ -94,7 +97,7 @@ func TestFilesLoseNothing(t *testing.T) {
 // while one single-threaded inference worker falls behind. Frames in flight stay bounded,
 // every frame not inferred is a counted drop, and nothing leaks.
 func TestSlowInferenceStaysBounded(t *testing.T) {
-	v := filepath.Join(assets(t), "videos", "car-detection.mp4")
+	v := testutil.ShortClip(t, "videos/car-detection.mp4", shortFrames)
 	var ss []config.Stream
 	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
 		ss = append(ss, config.Stream{ID: id, Source: v, Drop: config.DropOldest})
@@ -125,7 +128,7 @@ func TestSlowInferenceStaysBounded(t *testing.T) {
 	var dropped, inferred int64
 	for _, s := range streams {
 		d, n, q := s.Stats.Decoded.Load(), s.Stats.Inferred.Load(), s.Stats.Dropped[pipeline.DropQueueFull].Load()
-		if d != 377 || n+q != d {
+		if d != shortFrames || n+q != d {
 			t.Errorf("%s: decoded %d = inferred %d + dropped %d does not hold", s.ID, d, n, q)
 		}
 		dropped += q

@@ -31,6 +31,9 @@ import (
 // carFrames is the frame count of car-detection.mp4 and its remux (MANIFEST.md §2).
 const carFrames = 377
 
+// shortFrames: the clips cut for TestReloadUnderLoadLosesNothing, two GOPs (no B-frames).
+const shortFrames = 120
+
 // results is a sink keeping, per stream, each result's frame index and a digest of its
 // detections, in arrival order.
 type results struct {
@@ -191,8 +194,8 @@ func TestConcurrentFirstUseLoadsOnce(t *testing.T) {
 // although the reloads hit them at different frames; every retired version is freed.
 func TestReloadUnderLoadLosesNothing(t *testing.T) {
 	a, rec, logs := startApp(t, yoloxDecl(t), t.TempDir(),
-		config.Stream{ID: "mp4", Source: video(t, "car-detection.mp4"), Drop: config.DropBlock},
-		config.Stream{ID: "ts", Source: video(t, "car-detection_remux.ts"), Drop: config.DropBlock})
+		config.Stream{ID: "mp4", Source: testutil.ShortClip(t, "videos/car-detection.mp4", shortFrames), Drop: config.DropBlock},
+		config.Stream{ID: "ts", Source: testutil.ShortClip(t, "videos/car-detection_remux.ts", shortFrames), Drop: config.DropBlock})
 	e := a.Registry.Loaded("m")
 	if e == nil {
 		t.Fatal("model not loaded by AddStream")
@@ -223,9 +226,9 @@ func TestReloadUnderLoadLosesNothing(t *testing.T) {
 	}
 	for _, s := range streams {
 		d, n, dr := s.Stats.Decoded.Load(), s.Stats.Inferred.Load(), s.Stats.DroppedTotal()
-		if d != carFrames || n != carFrames || dr != 0 || rec.count(s.ID) != carFrames {
+		if d != shortFrames || n != shortFrames || dr != 0 || rec.count(s.ID) != shortFrames {
 			t.Errorf("%s: decoded %d inferred %d dropped %d results %d, want %d/%d/0/%d",
-				s.ID, d, n, dr, rec.count(s.ID), carFrames, carFrames, carFrames)
+				s.ID, d, n, dr, rec.count(s.ID), shortFrames, shortFrames, shortFrames)
 		}
 		for i, f := range rec.frames[s.ID] {
 			if f != int64(i) {
@@ -238,7 +241,7 @@ func TestReloadUnderLoadLosesNothing(t *testing.T) {
 			t.Fatalf("frame %d: mp4 detections\n%s differ from ts\n%s", i, rec.dets["mp4"][i], rec.dets["ts"][i])
 		}
 	}
-	t.Logf("%d reloads during %d frames; at most %d versions alive at once", reloads, 2*carFrames, maxVersions)
+	t.Logf("%d reloads during %d frames; at most %d versions alive at once", reloads, 2*shortFrames, maxVersions)
 }
 
 // TestBadReplacementKeepsServing: a reload of a damaged or incompatible file fails with a clear
