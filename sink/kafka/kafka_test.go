@@ -2,10 +2,12 @@ package kafka_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,9 +40,14 @@ func startCluster(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
 	return c
 }
 
+var sinkSeq atomic.Int64
+
 func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
 	t.Helper()
 	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
+	if _, ok := settings["name"]; !ok { // tests run in parallel: one name each
+		base["name"] = fmt.Sprintf("%s-%d", "kafka", sinkSeq.Add(1))
+	}
 	for k, v := range settings {
 		base[k] = v
 	}
@@ -90,6 +97,7 @@ func consumeUntil(t testing.TB, addrs []string, topic string, done func(*bt.Seen
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, m := range []map[string]any{{}, {"brokers": []string{"x:1"}, "acks": "some"},
 		{"brokers": []string{"x:1"}, "sasl": map[string]any{"mechanism": "GSSAPI"}}} {
 		if _, err := kafka.Open(config.NewSink("kafka", m), sink.Env{Dir: t.TempDir()}); err == nil {
@@ -99,6 +107,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestProduce(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	defer c.Close()
 	k := openSink(t, map[string]any{"brokers": c.ListenAddrs(), "carry": "both"})
@@ -123,6 +132,7 @@ func TestProduce(t *testing.T) {
 // The cluster stops mid-stream (its data kept on disk) and starts again on the same port:
 // every event arrives, counted by id.
 func TestRestart(t *testing.T) {
+	t.Parallel()
 	port, data := freePort(t), t.TempDir()
 	c := startCluster(t, kfake.Ports(port), kfake.DataDir(data))
 	addrs := c.ListenAddrs()
@@ -151,6 +161,7 @@ func TestRestart(t *testing.T) {
 }
 
 func TestUnreachableAtStart(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	k := openSink(t, map[string]any{"brokers": []string{"127.0.0.1:" + strconv.Itoa(port)}, "timeout": "1s"})
 	for i := range 50 {
@@ -167,6 +178,7 @@ func TestUnreachableAtStart(t *testing.T) {
 }
 
 func TestWrongCredentials(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, kfake.EnableSASL(), kfake.Superuser("PLAIN", "vinfer", "right-secret"))
 	defer c.Close()
 	k := openSink(t, map[string]any{"brokers": c.ListenAddrs(), "timeout": "2s",
@@ -183,6 +195,7 @@ func TestWrongCredentials(t *testing.T) {
 
 // Mutual TLS: the cluster requires a client certificate from the test CA.
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	certs := bt.NewCerts(t)
 	c := startCluster(t, kfake.TLS(certs.Server))
 	defer c.Close()
@@ -195,6 +208,7 @@ func TestTLS(t *testing.T) {
 
 // TestLatency measures event-to-consumer latency at 1000 events/s (VINFER_BENCH=1).
 func TestLatency(t *testing.T) {
+	t.Parallel()
 	l := &bt.Latency{}
 	if os.Getenv("VINFER_BENCH") == "" {
 		bt.RunLatency(t, "", nil, l, 0)
@@ -241,6 +255,7 @@ func TestKillChild(t *testing.T) {
 // (a new process is a new idempotent producer, so a batch in flight at the kill may repeat;
 // duplicates counted).
 func TestKill(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	defer c.Close()
 	written := bt.Kill(t, "TestKillChild", childEnv, strings.Join(c.ListenAddrs(), ","))

@@ -2,6 +2,7 @@ package mqtt_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,9 +106,14 @@ func freeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
+var sinkSeq atomic.Int64
+
 func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
 	t.Helper()
 	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
+	if _, ok := settings["name"]; !ok { // tests run in parallel: one name each
+		base["name"] = fmt.Sprintf("%s-%d", "mqtt", sinkSeq.Add(1))
+	}
 	for k, v := range settings {
 		base[k] = v
 	}
@@ -121,6 +128,7 @@ func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
 var protocols = []string{"3.1.1", "5"}
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, m := range []map[string]any{{}, {"url": "http://x:1"}, {"url": "mqtt://x:1", "protocol": "4"},
 		{"url": "mqtt://x:1", "qos": 3}, {"url": "mqtt://x:1", "prefix": "a/#"}, {"url": "mqtt://u:p@x:1"}} {
 		if _, err := mqtt.Open(config.NewSink("mqtt", m), sink.Env{Dir: t.TempDir()}); err == nil {
@@ -130,6 +138,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestPublish(t *testing.T) {
+	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
 			addr, r := freeAddr(t), &received{}
@@ -157,6 +166,7 @@ func TestPublish(t *testing.T) {
 // The broker stops mid-stream and a new one starts on the same address: every event arrives,
 // counted by id across both.
 func TestRestart(t *testing.T) {
+	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
 			addr, r := freeAddr(t), &received{}
@@ -178,6 +188,7 @@ func TestRestart(t *testing.T) {
 }
 
 func TestUnreachableAtStart(t *testing.T) {
+	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
 			addr, r := freeAddr(t), &received{}
@@ -198,6 +209,7 @@ func TestUnreachableAtStart(t *testing.T) {
 }
 
 func TestWrongCredentials(t *testing.T) {
+	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
 			addr, r := freeAddr(t), &received{}
@@ -218,6 +230,7 @@ func TestWrongCredentials(t *testing.T) {
 }
 
 func TestTopic(t *testing.T) {
+	t.Parallel()
 	if s := mqtt.Topic("site/a", []byte("cam1"), brokered.KindEvent); s != "site/a/cam1/events" {
 		t.Fatal(s)
 	}
@@ -267,6 +280,7 @@ func retained(t *testing.T, addr, filter string, want ...string) map[string][]by
 // counts, retained, from the broker: the last of many updates, also when MQTT 5 publishes
 // them concurrently.
 func TestCountTopics(t *testing.T) {
+	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
 			addr := freeAddr(t)
@@ -333,6 +347,7 @@ func TestCountTopics(t *testing.T) {
 
 // With counts: false, no count topics.
 func TestCountsOff(t *testing.T) {
+	t.Parallel()
 	addr, r := freeAddr(t), &received{}
 	b := startBroker(t, addr, r, nil)
 	defer b.Close()
@@ -351,6 +366,7 @@ func TestCountsOff(t *testing.T) {
 
 // Mutual TLS: the broker requires a client certificate from the test CA.
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	certs := bt.NewCerts(t)
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
@@ -376,6 +392,7 @@ func TestTLS(t *testing.T) {
 
 // TestLatency measures event-to-subscriber latency at QoS 1, 1000 events/s (VINFER_BENCH=1).
 func TestLatency(t *testing.T) {
+	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
 			l := &bt.Latency{}
@@ -412,6 +429,7 @@ func TestKillChild(t *testing.T) {
 // it again on the same outbox: every event whose Write returned reaches the subscriber, at
 // least once (duplicates counted).
 func TestKill(t *testing.T) {
+	t.Parallel()
 	addr, r := freeAddr(t), &received{}
 	b := startBroker(t, addr, r, nil)
 	defer b.Close()

@@ -2,10 +2,12 @@ package nats_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,9 +49,14 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+var sinkSeq atomic.Int64
+
 func openSink(t testing.TB, dir string, settings map[string]any) *brokered.Sink {
 	t.Helper()
 	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
+	if _, ok := settings["name"]; !ok { // tests run in parallel: one name each
+		base["name"] = fmt.Sprintf("%s-%d", "nats", sinkSeq.Add(1))
+	}
 	for k, v := range settings {
 		base[k] = v
 	}
@@ -102,12 +109,14 @@ func streamIDs(t testing.TB, url, stream string) *bt.Seen {
 }
 
 func TestSubject(t *testing.T) {
+	t.Parallel()
 	if s := vnats.Subject("vinfer", []byte("cam.1"), []byte("zone.enter")); s != "vinfer.cam_1.zone.enter" {
 		t.Fatal(s)
 	}
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, m := range []map[string]any{{}, {"url": "nats://x", "prefix": "a.*"}, {"url": "nats://x", "tls": map[string]any{"ca": "/nonexistent"}}} {
 		if _, err := vnats.Open(config.NewSink("nats", m), sink.Env{Dir: t.TempDir()}); err == nil {
 			t.Fatalf("%v accepted", m)
@@ -116,6 +125,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestCoreNATS(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, -1, t.TempDir(), nil)
 	defer srv.Shutdown()
 	nc, err := nats.Connect(srv.ClientURL())
@@ -156,6 +166,7 @@ func TestCoreNATS(t *testing.T) {
 // The server stops mid-stream and comes back: every event reaches the stream exactly once
 // (JetStream dedupes the retried ones by Nats-Msg-Id).
 func TestJetStreamRestart(t *testing.T) {
+	t.Parallel()
 	port, store := freePort(t), t.TempDir()
 	srv := startServer(t, port, store, nil)
 	url := srv.ClientURL()
@@ -189,6 +200,7 @@ func TestJetStreamRestart(t *testing.T) {
 // A server that is not there when the sink opens: the sink opens, reports down, and delivers
 // once the server starts.
 func TestUnreachableAtStart(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	url := "nats://127.0.0.1:" + strconv.Itoa(port)
 	k := openSink(t, t.TempDir(), map[string]any{"url": url, "jetstream": true, "stream": "VINFER"})
@@ -208,6 +220,7 @@ func TestUnreachableAtStart(t *testing.T) {
 }
 
 func TestWrongCredentials(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, -1, t.TempDir(), func(o *server.Options) { o.Username, o.Password = "vinfer", "right-secret" })
 	defer srv.Shutdown()
 	k := openSink(t, t.TempDir(), map[string]any{"url": srv.ClientURL(), "user": "vinfer", "password": "wrong-secret"})
@@ -236,6 +249,7 @@ func TestKillChild(t *testing.T) {
 // starts it again: every event whose Write returned reaches the stream, once (JetStream
 // deduplicates by Nats-Msg-Id).
 func TestKill(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, -1, t.TempDir(), nil)
 	defer srv.Shutdown()
 	written := bt.Kill(t, "TestKillChild", childEnv, srv.ClientURL())
@@ -248,6 +262,7 @@ func TestKill(t *testing.T) {
 
 // Mutual TLS: the server requires a client certificate from the test CA.
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	certs := bt.NewCerts(t)
 	srv := startServer(t, -1, t.TempDir(), func(o *server.Options) { o.TLSConfig, o.TLSVerify = certs.Server, true })
 	defer srv.Shutdown()
@@ -262,6 +277,7 @@ func TestTLS(t *testing.T) {
 // TestLatency measures event-to-subscriber latency through JetStream at 1000 events/s
 // (VINFER_BENCH=1).
 func TestLatency(t *testing.T) {
+	t.Parallel()
 	l := &bt.Latency{}
 	if os.Getenv("VINFER_BENCH") == "" {
 		bt.RunLatency(t, "", nil, l, 0)

@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,9 +22,14 @@ import (
 	"github.com/vinfer/vinfer/sink/webhook"
 )
 
+var sinkSeq atomic.Int64
+
 func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
 	t.Helper()
 	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms"}
+	if _, ok := settings["name"]; !ok { // tests run in parallel: one name each
+		base["name"] = fmt.Sprintf("%s-%d", "webhook", sinkSeq.Add(1))
+	}
 	for k, v := range settings {
 		base[k] = v
 	}
@@ -81,6 +87,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, u := range []string{"", "ftp://host/x", "file:///etc/passwd", "http://", "host:80/x"} {
 		_, err := webhook.Open(config.NewSink("webhook", map[string]any{"url": u}), sink.Env{Dir: t.TempDir()})
 		if !errors.Is(err, webhook.ErrURL) {
@@ -90,6 +97,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestDeliver(t *testing.T) {
+	t.Parallel()
 	for _, batch := range []bool{false, true} {
 		t.Run("batch="+strconv.FormatBool(batch), func(t *testing.T) {
 			rc := &receiver{t: t, secret: "s3cret"}
@@ -112,6 +120,7 @@ func TestDeliver(t *testing.T) {
 // An endpoint that does not answer: Write is unaffected, the depth grows; once it answers,
 // everything arrives.
 func TestSlowEndpoint(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	rc := &receiver{t: t, hook: func(w http.ResponseWriter, r *http.Request) bool {
 		select {
@@ -143,6 +152,7 @@ func TestSlowEndpoint(t *testing.T) {
 }
 
 func TestUnreachableAtStartAndUndeliverable(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +191,7 @@ func TestUnreachableAtStartAndUndeliverable(t *testing.T) {
 }
 
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	rc := &receiver{t: t}
 	other := httptest.NewServer(rc)
 	defer other.Close()
@@ -215,6 +226,7 @@ func TestRedirects(t *testing.T) {
 
 // TestLatency measures event-to-endpoint latency at 1000 events/s (VINFER_BENCH=1).
 func TestLatency(t *testing.T) {
+	t.Parallel()
 	l := &bt.Latency{}
 	if os.Getenv("VINFER_BENCH") == "" {
 		bt.RunLatency(t, "", nil, l, 0)
@@ -243,6 +255,7 @@ func TestKillChild(t *testing.T) {
 // again on the same outbox: every event whose Write returned reaches the endpoint, at least
 // once (requests in flight at the kill are sent again; duplicates counted).
 func TestKill(t *testing.T) {
+	t.Parallel()
 	rc := &receiver{t: t, secret: "s3cret"}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
