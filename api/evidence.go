@@ -16,12 +16,14 @@ import (
 //	GET /api/evidence?stream=&type=&since=&limit=&cursor=   recorded events, newest first, paged
 //	GET /api/evidence/{id}                                  one event with its clip's state
 //	GET /api/evidence/{id}/clip.mp4                         the clip (range requests: seekable)
-//	GET /api/evidence/{id}/snapshot.jpg                     the event's frame (?boxes=1: box drawn)
+//	GET /api/evidence/{id}/snapshot.jpg                     the track's best frame (?boxes=1: box drawn)
+//	GET /api/evidence/{id}/frame.jpg                        the event's own frame (?boxes=1)
 func (s *Server) evidenceRoutes(mux *http.ServeMux, api func(string, http.HandlerFunc)) {
 	api("/api/evidence", methods{"GET": s.listEvidence}.serve)
 	api("/api/evidence/{id}", methods{"GET": s.getEvidence}.serve)
 	api("/api/evidence/{id}/clip.mp4", methods{"GET": s.evidenceClip}.serve)
 	api("/api/evidence/{id}/snapshot.jpg", methods{"GET": s.evidenceSnapshot}.serve)
+	api("/api/evidence/{id}/frame.jpg", methods{"GET": s.evidenceFrame}.serve)
 }
 
 // evidenceOff answers when no evidence is recorded; it reports whether it did.
@@ -80,6 +82,9 @@ func (s *Server) evidenceURLs(it *defs.EvidenceItem) {
 	if it.HasSnapshot {
 		it.SnapshotURL = base + "/snapshot.jpg"
 	}
+	if it.HasFrame {
+		it.FrameURL = base + "/frame.jpg"
+	}
 }
 
 func (s *Server) getEvidence(w http.ResponseWriter, r *http.Request) {
@@ -101,10 +106,24 @@ func (s *Server) evidenceClip(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) evidenceSnapshot(w http.ResponseWriter, r *http.Request) {
 	kind := defs.EvidenceSnapshot
-	if b := r.URL.Query().Get("boxes"); b == "1" || b == "true" {
+	if boxesParam(r) {
 		kind = defs.EvidenceSnapshotBoxed
 	}
 	s.serveEvidence(w, r, kind, "image/jpeg")
+}
+
+func (s *Server) evidenceFrame(w http.ResponseWriter, r *http.Request) {
+	kind := defs.EvidenceFrame
+	if boxesParam(r) {
+		kind = defs.EvidenceFrameBoxed
+	}
+	s.serveEvidence(w, r, kind, "image/jpeg")
+}
+
+// boxesParam reports ?boxes=1 (or true): the snapshot with the object's box drawn.
+func boxesParam(r *http.Request) bool {
+	b := r.URL.Query().Get("boxes")
+	return b == "1" || b == "true"
 }
 
 // serveEvidence serves a file with http.ServeContent: Range, If-Range and If-Modified-Since,
