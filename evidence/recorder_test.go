@@ -5,6 +5,7 @@ import (
 	"image/jpeg"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -285,4 +286,34 @@ func TestWriteIgnoresUnselected(t *testing.T) {
 	if st := r.Stats(); st.Recorded != 0 {
 		t.Fatalf("recorded %d events, want none (type not selected, stream id not a folder name, zone not listed)", st.Recorded)
 	}
+}
+
+// TestWriteMarksEvents: Write puts has_clip and the URLs on the events it records (also in the
+// index's copy, as sinks send it) and has_clip false on those it leaves out; PublicURL makes
+// the URLs absolute.
+func TestWriteMarksEvents(t *testing.T) {
+	r := newRecorder(t, t.TempDir(), func(r *Recorder) {
+		r.Types, r.PublicURL = []event.Type{event.LineCross}, "http://vinfer.local:8080/"
+	})
+	cross, enter := ev("s", time.Second), ev("s", time.Second)
+	enter.Type, enter.Zone = event.ZoneEnter, "table"
+	res := &sink.Result{Stream: "s", Events: []event.Event{cross, enter}}
+	r.Write(res)
+	if e := res.Events[0].Evidence; e == nil || !e.Clip || !e.Snapshot || e.Base != "http://vinfer.local:8080" {
+		t.Fatalf("recorded event's evidence %+v", e)
+	}
+	if e := res.Events[1].Evidence; e == nil || e.Clip || e.Snapshot {
+		t.Fatalf("left-out event's evidence %+v", e)
+	}
+	want := `"has_clip":true,"has_snapshot":true,"clip_url":"http://vinfer.local:8080/api/evidence/` + cross.ID.String() + `/clip.mp4","snapshot_url":"http://vinfer.local:8080/api/evidence/` + cross.ID.String() + `/snapshot.jpg"}`
+	if got := string(res.Events[0].AppendJSON(nil)); !strings.HasSuffix(got, want) {
+		t.Fatalf("encoded %s\nwant it to end with %s", got, want)
+	}
+	if got := string(res.Events[1].AppendJSON(nil)); !strings.HasSuffix(got, `"zone":"table","has_clip":false,"has_snapshot":false}`) {
+		t.Fatalf("left-out event encoded %s", got)
+	}
+	testutil.Eventually(t, 10*time.Second, "row indexed", func() bool {
+		it, err := r.EvidenceItem(cross.ID.String())
+		return err == nil && strings.HasSuffix(string(it.Event), want)
+	})
 }

@@ -36,28 +36,38 @@ func getJSON(t *testing.T, url string, v any) int {
 	return resp.StatusCode
 }
 
-// TestEvidenceFromPipeline runs the README's sample with its exit line through the whole app:
-// every line.cross gets a clip and a snapshot, the first (≈19.1 s) from the key frame at or
-// before 9.1 s, served with range requests and readable by ffprobe with the expected length;
-// the evidence series are on /metrics, and no frame was lost to recording.
+// TestEvidenceFromPipeline runs the README's sample with its table zone and exit line through
+// the whole app, recording line crossings: every line.cross gets a clip and snapshots, the
+// first (≈19.1 s) from the key frame at or before 9.1 s, served with range requests and
+// readable by ffprobe with the expected length; the snapshot is the track's best frame in the
+// clip; every sink (the events file, MQTT, a webhook, SSE) carries the same event JSON with
+// has_clip, has_snapshot and URLs (after evidence.public_url) that fetch the clip and the
+// snapshot, and has_clip false on the zone events left out; the evidence series are on
+// /metrics, and no frame was lost to recording.
 func TestEvidenceFromPipeline(t *testing.T) {
 	dir := t.TempDir()
-	cfg := &config.Config{
+	addr := freeAddr(t)
+	sinks := startSinkPeers(t)
+	cfg := &config.Config{Dir: dir,
 		Models: []config.Model{{Name: "m", Path: testutil.Asset(t, "models/yolox_nano_416.onnx")}},
-		Evidence: &config.Evidence{Dir: dir, Pre: config.Duration(10 * time.Second), Post: config.Duration(5 * time.Second),
-			Events: []string{"line.cross"}, MaxBytes: 64 << 20},
+		Evidence: &config.Evidence{Dir: filepath.Join(dir, "evidence"), Pre: config.Duration(10 * time.Second), Post: config.Duration(5 * time.Second),
+			Events: []string{"line.cross"}, MaxBytes: 64 << 20, PublicURL: "http://" + addr},
+		Output: config.Output{Events: filepath.Join(dir, "events.jsonl"), Sinks: sinks.decls()},
 	}
 	a, err := app.New(context.Background(), cfg, app.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &api.Server{App: a, Addr: "127.0.0.1:0", Evidence: a.Evidence()}
+	srv := &api.Server{App: a, Addr: addr, Evidence: a.Evidence()}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	sse := readSSE(t, srv.URL()+"/api/events?type=all")
 	s := config.Stream{ID: "office", Source: testutil.Asset(t, "videos/one-by-one-person-detection.mp4"), Model: "m", Interval: 2,
-		Config: analytics.Config{Lines: []analytics.Line{{Name: "exit", Points: []analytics.Point{{620, 300}, {620, 432}}, Classes: []string{"person"}}}}}
+		Config: analytics.Config{
+			Zones: []analytics.Zone{{Name: "table", Polygon: []analytics.Point{{380, 350}, {570, 350}, {570, 432}, {380, 432}}, Classes: []string{"person"}}},
+			Lines: []analytics.Line{{Name: "exit", Points: []analytics.Point{{620, 300}, {620, 432}}, Classes: []string{"person"}}}}}
 	if err := a.AddStream(s); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +126,13 @@ func TestEvidenceFromPipeline(t *testing.T) {
 	if code := getJSON(t, srv.URL()+"/api/evidence/"+first.ID+"/snapshot.jpg?boxes=1", nil); code != 200 {
 		t.Fatalf("snapshot: %d", code)
 	}
+	if code := getJSON(t, srv.URL()+first.FrameURL+"?boxes=1", nil); code != 200 || first.FrameURL == "" {
+		t.Fatalf("event's frame %q: %d", first.FrameURL, code)
+	}
+	for _, it := range page.Items {
+		checkBest(t, it)
+	}
+	checkSinks(t, filepath.Join(dir, "events.jsonl"), sinks, sse, len(page.Items))
 	var e struct{ Error string }
 	if code := getJSON(t, srv.URL()+"/api/evidence/..%2f..%2fetc%2fpasswd/clip.mp4", &e); code != 400 && code != 404 {
 		t.Fatalf("path in the id: %d %s", code, e.Error)
