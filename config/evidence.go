@@ -26,7 +26,8 @@ type Evidence struct {
 	Lines   []string `yaml:"lines,omitempty" json:"lines,omitempty"`
 	Classes []string `yaml:"classes,omitempty" json:"classes,omitempty"`
 	// MaxBytesPerStream and MaxBytes cap the files of one stream and of all; MaxAge removes
-	// older ones; MinFree keeps that much of the file system free. 0: no bound.
+	// older ones (0: no bound). MinFree keeps that much of the file system free (0: the
+	// smaller of 1 GiB and 5% of the file system).
 	MaxBytesPerStream ByteSize `yaml:"max_bytes_per_stream,omitempty" json:"max_bytes_per_stream,omitempty"`
 	MaxBytes          ByteSize `yaml:"max_bytes,omitempty" json:"max_bytes,omitempty"`
 	MaxAge            Duration `yaml:"max_age,omitempty" json:"max_age,omitempty"`

@@ -27,6 +27,9 @@ const (
 	DefaultQueue   = 256
 	// DefaultMaxEvents bounds the index's rows when MaxEvents is 0.
 	DefaultMaxEvents = 1_000_000
+	// DefaultMinFree is the most free space kept by default (MinFree 0); on a file system
+	// smaller than 20 GiB, 5% of its size.
+	DefaultMinFree = 1 << 30
 )
 
 // Errors of Init.
@@ -64,7 +67,8 @@ type Recorder struct {
 	Zones, Lines, Classes []string
 	// MaxBytesPerStream and MaxBytes cap the files of one stream and of all (0: no cap);
 	// MaxAge removes older files and rows (0: keep); MinFree keeps this many bytes free on the
-	// file system (0: none). The oldest clips go first.
+	// file system (0: the default, the smaller of DefaultMinFree and 5% of the file system, so
+	// evidence never fills a disk). The oldest clips go first.
 	MaxBytesPerStream, MaxBytes int64
 	MaxAge                      time.Duration
 	MinFree                     int64
@@ -227,6 +231,12 @@ func (r *Recorder) Init() error {
 	}
 	if err := probeWritable(r.Dir); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrUnwritable, r.Dir, err)
+	}
+	if r.MinFree == 0 {
+		r.MinFree = DefaultMinFree
+		if size, err := fsSize(r.Dir); err == nil {
+			r.MinFree = min(r.MinFree, size/20)
+		}
 	}
 	idx, err := openIndex(filepath.Join(r.Dir, "index.db"))
 	if err != nil {

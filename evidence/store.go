@@ -65,6 +65,15 @@ func freeBytes(dir string) (int64, error) {
 	return int64(st.Bavail) * int64(st.Bsize), nil
 }
 
+// fsSize returns the size in bytes of dir's file system.
+func fsSize(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Blocks) * int64(st.Bsize), nil
+}
+
 // store is the set of clips on disk with their sizes, oldest first; used by the writer only
 // (and Init).
 type store struct {

@@ -184,3 +184,43 @@ func TestEvidenceUnwritableDir(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestEvidenceDiskFull records every line crossing of the sample onto a real 2 MiB file system
+// (tmpfs, root only) with the default free-space guard (5% of it): clips that do not fit are
+// counted and logged, older ones deleted for room, nothing is left half-written, and inference
+// loses no frame.
+func TestEvidenceDiskFull(t *testing.T) {
+	dir := testutil.SmallFS(t, 2<<20)
+	cfg := &config.Config{
+		Models:   []config.Model{{Name: "m", Path: testutil.Asset(t, "models/yolox_nano_416.onnx")}},
+		Evidence: &config.Evidence{Dir: dir, Events: []string{"line.cross"}},
+	}
+	a, err := app.New(context.Background(), cfg, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := config.Stream{ID: "office", Source: testutil.Asset(t, "videos/one-by-one-person-detection.mp4"), Model: "m", Interval: 2,
+		Config: analytics.Config{Lines: []analytics.Line{{Name: "exit", Points: []analytics.Point{{620, 300}, {620, 432}}, Classes: []string{"person"}}}}}
+	if err := a.AddStream(s); err != nil {
+		t.Fatal(err)
+	}
+	a.Pipeline.Wait()
+	st, _ := a.Stream("office")
+	if err := a.Stop(); err != nil { // writes the last clip, closes the index
+		t.Fatal(err)
+	}
+	es := a.Evidence().(*evidence.Recorder).Stats()
+	t.Logf("failures %v, deleted %v, clips written %d", es.Failures, es.Deleted, es.Clips)
+	if es.Failures[evidence.FailDiskFull]+es.Failures[evidence.FailTooLarge]+es.Deleted[evidence.ReasonMinFree] == 0 {
+		t.Errorf("no clip was refused or deleted for room on a 2 MiB file system")
+	}
+	if d := st.Counters.DroppedTotal() - st.Counters.Dropped[defs.DropInterval]; d != 0 || st.Counters.Inferred != 697 {
+		t.Errorf("inferred %d, dropped %v: a full disk must not cost frames", st.Counters.Inferred, st.Counters.Dropped)
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".tmp") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
+}
