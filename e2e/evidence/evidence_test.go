@@ -206,6 +206,29 @@ func TestEvidenceDiskFull(t *testing.T) {
 	}
 	a.Pipeline.Wait()
 	st, _ := a.Stream("office")
+
+	// A clip deleted for room: its URL answers 404 with the reason.
+	srv := &api.Server{App: a, Addr: "127.0.0.1:0", Evidence: a.Evidence()}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var gone defs.EvidenceItem
+	testutil.Eventually(t, 60*time.Second, "a clip deleted for min_free", func() bool {
+		items, _, err := a.Evidence().EvidenceList(defs.EvidenceQuery{Stream: "office"})
+		for _, it := range items {
+			if err == nil && it.Clip != nil && it.Clip.State == "gone" {
+				gone = it
+				return true
+			}
+		}
+		return false
+	})
+	var e struct{ Error string }
+	if code := getJSON(t, srv.URL()+"/api/evidence/"+gone.ID+"/clip.mp4", &e); code != 404 || !strings.Contains(e.Error, "min_free") {
+		t.Errorf("clip deleted for room: %d %q, want 404 with the reason", code, e.Error)
+	}
+	t.Logf("expired clip: 404 %q", e.Error)
 	if err := a.Stop(); err != nil { // writes the last clip, closes the index
 		t.Fatal(err)
 	}
