@@ -13,7 +13,7 @@ import (
 // the writer decodes that frame from the clip. Nothing is copied from the pipeline's frames,
 // so GPU-decoded streams never copy a frame to the host for it.
 
-// MaxObservations bounds one stream's remembered tracked detections (32 bytes each); the
+// MaxObservations bounds one stream's remembered tracked detections (40 bytes each); the
 // oldest go first.
 const MaxObservations = 16384
 

@@ -147,7 +147,7 @@ func TestBestFrameCutOnly(t *testing.T) {
 }
 
 // TestObservationsBounded: a long stream of tracked detections keeps at most MaxObservations
-// and only the last Pre + Post (+ 5 s) without a clip open.
+// and only the last Pre + Post (+ 5 s) without a clip open, without allocating once warm.
 func TestObservationsBounded(t *testing.T) {
 	r := newRecorder(t, t.TempDir(), nil)
 	res := &sink.Result{Stream: "s", Width: 768, Height: 432}
@@ -167,6 +167,14 @@ func TestObservationsBounded(t *testing.T) {
 	}
 	if span := res.PTS - oldest; span > 20*time.Second+time.Second/30 {
 		t.Fatalf("observations reach back %v, want at most pre + post + 5 s", span)
+	}
+	f := 3000
+	if n := testing.AllocsPerRun(300, func() {
+		res.PTS = time.Duration(f) * time.Second / 30
+		f++
+		r.Write(res)
+	}); n != 0 {
+		t.Errorf("Write of a result with tracked detections: %v allocations, want 0 in steady state", n)
 	}
 }
 
