@@ -132,6 +132,21 @@ func TestEvidenceFromPipeline(t *testing.T) {
 	for _, it := range page.Items {
 		checkBest(t, it)
 	}
+	// The issue's paths: /api/events?…&limit= is the recorded list (the live stream otherwise),
+	// /api/events/{id}/… the files.
+	var issuePage struct {
+		Items []defs.EvidenceItem
+		Next  string
+	}
+	if code := getJSON(t, srv.URL()+"/api/events?stream=office&type=line.cross&since=0&limit=2", &issuePage); code != 200 ||
+		len(issuePage.Items) != 2 || issuePage.Items[0].ID != page.Items[0].ID || issuePage.Next != page.Items[1].ID {
+		t.Fatalf("GET /api/events?…&limit=2: %d, %d items, next %q", code, len(issuePage.Items), issuePage.Next)
+	}
+	for _, f := range []string{"", "/clip.mp4", "/snapshot.jpg", "/frame.jpg"} {
+		if code := getJSON(t, srv.URL()+"/api/events/"+first.ID+f, nil); code != 200 {
+			t.Fatalf("GET /api/events/{id}%s: %d", f, code)
+		}
+	}
 	checkSinks(t, filepath.Join(dir, "events.jsonl"), sinks, sse, len(page.Items))
 	var e struct{ Error string }
 	if code := getJSON(t, srv.URL()+"/api/evidence/..%2f..%2fetc%2fpasswd/clip.mp4", &e); code != 400 && code != 404 {
