@@ -47,7 +47,7 @@ func (r *Recorder) EvidenceItem(id string) (defs.EvidenceItem, error) {
 	}
 	row, c, err := r.idx.row(eid)
 	if errors.Is(err, ErrNotFound) {
-		return defs.EvidenceItem{}, defs.ErrEvidenceNotFound
+		return defs.EvidenceItem{}, r.notFound(eid)
 	}
 	if err != nil {
 		return defs.EvidenceItem{}, err
@@ -64,7 +64,7 @@ func (r *Recorder) EvidenceFile(id string, kind defs.EvidenceFileKind) (*os.File
 	}
 	row, c, err := r.idx.row(eid)
 	if errors.Is(err, ErrNotFound) {
-		return nil, defs.ErrEvidenceNotFound
+		return nil, r.notFound(eid)
 	}
 	if err != nil {
 		return nil, err
@@ -111,6 +111,14 @@ func (r *Recorder) EvidenceFile(id string, kind defs.EvidenceFileKind) (*os.File
 		return nil, fmt.Errorf("%w: %s", defs.ErrEvidenceGone, why[ReasonMissing])
 	}
 	return f, err
+}
+
+// notFound says why id has no row: expired when its time (a ULID's) is older than MaxAge.
+func (r *Recorder) notFound(id event.ID) error {
+	if r.MaxAge > 0 && id.Time().Before(r.Now().Add(-r.MaxAge)) {
+		return fmt.Errorf("%w: expired (events older than max_age %v are deleted with their files)", defs.ErrEvidenceNotFound, r.MaxAge)
+	}
+	return defs.ErrEvidenceNotFound
 }
 
 func item(row *Row, c *Clip) defs.EvidenceItem {
