@@ -59,6 +59,9 @@ async function evRefresh() {
     if (first) evState.next = page.next || "";
     evTrim();
     evStatus("recording", "ok");
+    // a clip that was being recorded when its event was picked plays once written
+    const sel = evState.items.get(evState.selected);
+    if (sel && sel.has_clip && !ev$("#ev-video").dataset.src) { evSelect(sel.id); return; }
   } catch (e) {
     evStatus(e.status === 401 ? "token needed (set it on the live page)" : e.message, e.status === 404 ? "idle" : "bad");
   }
