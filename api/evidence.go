@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vinfer/vinfer/internal/defs"
@@ -16,12 +17,38 @@ import (
 //	GET /api/evidence?stream=&type=&since=&limit=&cursor=   recorded events, newest first, paged
 //	GET /api/evidence/{id}                                  one event with its clip's state
 //	GET /api/evidence/{id}/clip.mp4                         the clip (range requests: seekable)
-//	GET /api/evidence/{id}/snapshot.jpg                     the event's frame (?boxes=1: box drawn)
+//	GET /api/evidence/{id}/snapshot.jpg                     the track's best frame (?boxes=1: box drawn)
+//	GET /api/evidence/{id}/frame.jpg                        the event's own frame (?boxes=1)
+//
+// and the same as GET /api/events?…&limit= (or Accept: application/json) and /api/events/{id}….
 func (s *Server) evidenceRoutes(mux *http.ServeMux, api func(string, http.HandlerFunc)) {
 	api("/api/evidence", methods{"GET": s.listEvidence}.serve)
 	api("/api/evidence/{id}", methods{"GET": s.getEvidence}.serve)
 	api("/api/evidence/{id}/clip.mp4", methods{"GET": s.evidenceClip}.serve)
 	api("/api/evidence/{id}/snapshot.jpg", methods{"GET": s.evidenceSnapshot}.serve)
+	api("/api/evidence/{id}/frame.jpg", methods{"GET": s.evidenceFrame}.serve)
+	// The same under /api/events, whose list shares its path with the live stream (recordedOr).
+	api("/api/events/{id}", methods{"GET": s.getEvidence}.serve)
+	api("/api/events/{id}/clip.mp4", methods{"GET": s.evidenceClip}.serve)
+	api("/api/events/{id}/snapshot.jpg", methods{"GET": s.evidenceSnapshot}.serve)
+	api("/api/events/{id}/frame.jpg", methods{"GET": s.evidenceFrame}.serve)
+}
+
+// recordedOr serves GET /api/events as the recorded events' list (as GET /api/evidence) when
+// the query pages (limit, since or cursor) or the client asks for JSON and not for an event
+// stream; otherwise as live, the Server-Sent Events stream (EventSource sends Accept:
+// text/event-stream and none of those parameters).
+func (s *Server) recordedOr(live http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		accept := r.Header.Get("Accept")
+		if q.Has("limit") || q.Has("since") || q.Has("cursor") ||
+			(strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/event-stream")) {
+			s.listEvidence(w, r)
+			return
+		}
+		live(w, r)
+	}
 }
 
 // evidenceOff answers when no evidence is recorded; it reports whether it did.
@@ -67,7 +94,7 @@ func (s *Server) listEvidence(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{"items": items, "next": next}
 	if next != "" {
 		q.Set("cursor", next)
-		out["next_url"] = (&url.URL{Path: "/api/evidence", RawQuery: q.Encode()}).String()
+		out["next_url"] = (&url.URL{Path: r.URL.Path, RawQuery: q.Encode()}).String()
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -79,6 +106,9 @@ func (s *Server) evidenceURLs(it *defs.EvidenceItem) {
 	}
 	if it.HasSnapshot {
 		it.SnapshotURL = base + "/snapshot.jpg"
+	}
+	if it.HasFrame {
+		it.FrameURL = base + "/frame.jpg"
 	}
 }
 
@@ -101,10 +131,24 @@ func (s *Server) evidenceClip(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) evidenceSnapshot(w http.ResponseWriter, r *http.Request) {
 	kind := defs.EvidenceSnapshot
-	if b := r.URL.Query().Get("boxes"); b == "1" || b == "true" {
+	if boxesParam(r) {
 		kind = defs.EvidenceSnapshotBoxed
 	}
 	s.serveEvidence(w, r, kind, "image/jpeg")
+}
+
+func (s *Server) evidenceFrame(w http.ResponseWriter, r *http.Request) {
+	kind := defs.EvidenceFrame
+	if boxesParam(r) {
+		kind = defs.EvidenceFrameBoxed
+	}
+	s.serveEvidence(w, r, kind, "image/jpeg")
+}
+
+// boxesParam reports ?boxes=1 (or true): the snapshot with the object's box drawn.
+func boxesParam(r *http.Request) bool {
+	b := r.URL.Query().Get("boxes")
+	return b == "1" || b == "true"
 }
 
 // serveEvidence serves a file with http.ServeContent: Range, If-Range and If-Modified-Since,

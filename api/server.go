@@ -21,7 +21,8 @@
 //	GET    /api/events                       Server-Sent Events, one "result" event per inferred frame (?stream=ID)
 //	GET    /api/ws                           WebSocket, one text message per inferred frame (?stream=ID)
 //	GET    /api/evidence                     recorded events with clips and snapshots (?stream, type, since, limit, cursor)
-//	GET    /api/evidence/{id}[/clip.mp4|/snapshot.jpg]   one recorded event, its clip (range requests), its frame
+//	GET    /api/evidence/{id}[/clip.mp4|/snapshot.jpg|/frame.jpg]   one recorded event, its clip (range requests), its best frame, its own frame
+//	GET    /api/events?…&limit=, /api/events/{id}[/…]   the same under /api/events (api/evidence.go)
 //	GET    /metrics                          Prometheus exposition
 //	GET    /debug/pprof/…, /debug/vars       profiling and expvar
 //	GET    /                                 the web page
@@ -237,7 +238,7 @@ func (s *Server) routes() http.Handler {
 	api("/api/models/{name}", methods{"GET": s.getModel}.serve)
 	api("/api/models/{name}/reload", methods{"POST": s.reloadModel}.serve)
 	api("/api/gb28181/devices", methods{"GET": s.gbDevices}.serve)
-	api("/api/events", methods{"GET": s.clustered(s.sse)}.serve)
+	api("/api/events", methods{"GET": s.recordedOr(s.clustered(s.sse))}.serve) // api/evidence.go
 	api("/api/ws", methods{"GET": s.clustered(s.websocket)}.serve)
 	s.evidenceRoutes(mux, api)
 	mux.Handle("/metrics", s.authed(s.Metrics.Handler()))
@@ -419,7 +420,8 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			"GET /api/models", "GET /api/models/{name}", "POST /api/models/{name}/reload",
 			"GET /api/gb28181/devices", "GET /api/cluster",
 			"GET /api/events (SSE)", "GET /api/ws (WebSocket)",
-			"GET /api/evidence", "GET /api/evidence/{id}", "GET /api/evidence/{id}/clip.mp4", "GET /api/evidence/{id}/snapshot.jpg",
+			"GET /api/evidence", "GET /api/evidence/{id}", "GET /api/evidence/{id}/clip.mp4", "GET /api/evidence/{id}/snapshot.jpg", "GET /api/evidence/{id}/frame.jpg",
+			"GET /api/events?stream=&type=&since=&limit= (recorded)", "GET /api/events/{id}[/clip.mp4|/snapshot.jpg|/frame.jpg]",
 			"GET /metrics", "GET /debug/pprof/", "GET /debug/vars",
 		},
 	})

@@ -96,8 +96,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		a.closeSinks()
 		return nil, err
 	}
-	if a.evidence != nil {
-		a.sinks = append(a.sinks, a.evidence) // closed with the sinks, after the last result
+	if a.evidence != nil { // closed with the sinks, after the last result
+		a.sinks = append([]sink.Sink{a.evidence}, a.sinks...)
 	}
 	if err := a.startGB28181(); err != nil {
 		a.closeSinks()
@@ -105,7 +105,14 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	a.Registry = model.NewRegistry(cfg.Models)
 	a.Registry.Logf = func(f string, args ...any) { a.Log.Info(fmt.Sprintf(f, args...)) }
-	sinks := append(append(append([]sink.Sink{}, o.Sinks...), a.sinks...), a.fanout)
+	// The evidence recorder (a.sinks[0] when there is one) runs first: it puts has_clip and
+	// the clip's and snapshot's URLs on the events the other sinks encode.
+	own := a.sinks
+	var sinks []sink.Sink
+	if a.evidence != nil {
+		sinks, own = append(sinks, a.evidence), own[1:]
+	}
+	sinks = append(append(append(sinks, o.Sinks...), own...), a.fanout)
 	a.Pipeline = pipeline.New(pipeline.Options{Models: models{a}, Sinks: sinks, Observer: o.Observer,
 		KeepLatest: o.KeepLatest, Log: a.Log})
 	a.Pipeline.Start(ctx)

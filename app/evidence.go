@@ -20,7 +20,7 @@ func (a *App) openEvidence(c *config.Evidence) error {
 	}
 	r := &evidence.Recorder{Dir: c.Dir, Pre: time.Duration(c.Pre), Post: time.Duration(c.Post), MaxClip: time.Duration(c.MaxClip),
 		MaxBytesPerStream: int64(c.MaxBytesPerStream), MaxBytes: int64(c.MaxBytes), MaxAge: time.Duration(c.MaxAge),
-		MinFree: int64(c.MinFree), RingBytes: int(c.Buffer),
+		MinFree: int64(c.MinFree), RingBytes: int(c.Buffer), PublicURL: c.PublicURL,
 		Zones: c.Zones, Lines: c.Lines, Classes: c.Classes, Log: a.Log.With("module", "evidence")}
 	for _, s := range c.Events {
 		t, err := event.ParseType(s)

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -25,15 +26,19 @@ type Evidence struct {
 	Lines   []string `yaml:"lines,omitempty" json:"lines,omitempty"`
 	Classes []string `yaml:"classes,omitempty" json:"classes,omitempty"`
 	// MaxBytesPerStream and MaxBytes cap the files of one stream and of all; MaxAge removes
-	// older ones; MinFree keeps that much of the file system free. 0: no bound.
+	// older ones (0: no bound). MinFree keeps that much of the file system free (0: the
+	// smaller of 1 GiB and 5% of the file system).
 	MaxBytesPerStream ByteSize `yaml:"max_bytes_per_stream,omitempty" json:"max_bytes_per_stream,omitempty"`
 	MaxBytes          ByteSize `yaml:"max_bytes,omitempty" json:"max_bytes,omitempty"`
 	MaxAge            Duration `yaml:"max_age,omitempty" json:"max_age,omitempty"`
 	MinFree           ByteSize `yaml:"min_free,omitempty" json:"min_free,omitempty"`
 	// Buffer bounds each stream's buffer of coded video (default 32MiB).
 	Buffer ByteSize `yaml:"buffer,omitempty" json:"buffer,omitempty"`
-	// Snapshots decodes each event's frame into JPEGs (default true).
+	// Snapshots decodes each event's frame and its track's best frame into JPEGs (default true).
 	Snapshots *bool `yaml:"snapshots,omitempty" json:"snapshots,omitempty"`
+	// PublicURL is the origin clients reach the API at, e.g. "http://vinfer.local:8080": the
+	// clip and snapshot URLs on events start with it; empty: they are paths (/api/evidence/…).
+	PublicURL string `yaml:"public_url,omitempty" json:"public_url,omitempty"`
 }
 
 // ErrEvidenceDir is returned for an evidence section without dir.
@@ -49,6 +54,13 @@ func (e *Evidence) Validate() error {
 	for name, d := range map[string]Duration{"pre": e.Pre, "post": e.Post, "max_clip": e.MaxClip, "max_age": e.MaxAge} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("evidence: %s: negative", name))
+		}
+	}
+	if e.PublicURL != "" {
+		u, err := url.Parse(e.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(e.PublicURL, "\"\\ \t\n") {
+			errs = append(errs, fmt.Errorf("evidence: public_url %q: write an http(s) origin such as http://vinfer.local:8080 (a path is allowed; no user, query or fragment)", e.PublicURL))
 		}
 	}
 	return errors.Join(errs...)

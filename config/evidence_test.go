@@ -17,6 +17,7 @@ evidence:
   max_age: 168h
   min_free: 512MiB
   buffer: 16M
+  public_url: https://vinfer.example:8443
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +27,13 @@ evidence:
 		e.MinFree != 512<<20 || e.Buffer != 16<<20 || len(e.Events) != 2 || time.Duration(e.MaxAge) != 168*time.Hour {
 		t.Fatalf("%+v", e)
 	}
-	for _, bad := range []string{"evidence: {pre: 1s}", "evidence: {dir: d, max_bytes: 3 parsecs}", "evidence: {dir: d, pre: -1s}"} {
+	if e.PublicURL != "https://vinfer.example:8443" {
+		t.Fatalf("public_url %q", e.PublicURL)
+	}
+	for _, bad := range []string{"evidence: {pre: 1s}", "evidence: {dir: d, max_bytes: 3 parsecs}", "evidence: {dir: d, pre: -1s}",
+		"evidence: {dir: d, public_url: vinfer.local}", "evidence: {dir: d, public_url: 'ftp://h/'}",
+		"evidence: {dir: d, public_url: 'http://u:p@h'}", "evidence: {dir: d, public_url: 'http://h/?a=1'}",
+		`evidence: {dir: d, public_url: "http://h/\"x"}`} {
 		if _, err := Parse([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

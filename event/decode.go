@@ -28,6 +28,11 @@ type wire struct {
 	Line      *string     `json:"line"`
 	Direction *string     `json:"direction"`
 	Dwell     *float64    `json:"dwell"`
+
+	HasClip     *bool   `json:"has_clip"`
+	HasSnapshot *bool   `json:"has_snapshot"`
+	ClipURL     *string `json:"clip_url"`
+	SnapshotURL *string `json:"snapshot_url"`
 }
 
 // UnmarshalJSON decodes what AppendJSON encodes. Every field of the schema that the event's type
@@ -66,7 +71,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	v := Event{
 		ID: *w.ID, Type: *w.Type, Stream: *w.Stream, Frame: *w.Frame, PTS: seconds(*w.PTS),
 		Time: *w.Time, TrackID: *w.TrackID, ClassID: *w.ClassID, Label: *w.Label,
-		Score: *w.Score, Box: *w.Box,
+		Score: *w.Score, Box: *w.Box, Evidence: decodeEvidence(&w),
 	}
 	switch v.Type {
 	case LineCross:

@@ -12,7 +12,12 @@
 //
 // pts and dwell are seconds, time is RFC 3339 UTC with milliseconds, box is [x1,y1,x2,y2] in
 // pixels of the decoded frame (1 decimal), score has 4 decimals. zone is present on zone.*
-// events, line and direction on line.cross, dwell on zone.leave and zone.loiter.
+// events, line and direction on line.cross, dwell on zone.leave and zone.loiter. With an
+// evidence section (docs/evidence.md) every event also carries has_clip and has_snapshot, and
+// the recorded ones clip_url and snapshot_url:
+//
+//	…,"has_clip":true,"has_snapshot":true,"clip_url":"/api/evidence/01JNX…/clip.mp4",
+//	 "snapshot_url":"/api/evidence/01JNX…/snapshot.jpg"}
 //
 // # Identifiers
 //

@@ -38,6 +38,9 @@ type Event struct {
 	Direction Direction
 	// Dwell is the time spent in the zone (zone.leave, zone.loiter), from PTS.
 	Dwell time.Duration
+	// Evidence, set by the evidence recorder before the sinks encode the event, adds has_clip,
+	// has_snapshot and the clip's and snapshot's URLs; nil (no evidence section): none.
+	Evidence *Evidence
 }
 
 // timeLayout is RFC 3339 with exactly three fractional digits.
@@ -45,7 +48,8 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // AppendJSON appends e as one JSON object (no newline) to b and returns it, without allocating
 // once b has room. Keys come in a fixed order; zone, line, direction and dwell only where the
-// type has them (see the package documentation).
+// type has them, then has_clip, has_snapshot, clip_url and snapshot_url when Evidence is set
+// (see the package documentation).
 func (e *Event) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":"`...)
 	b = e.ID.Append(b)
@@ -90,6 +94,7 @@ func (e *Event) AppendJSON(b []byte) []byte {
 			b = appendSeconds(b, e.Dwell)
 		}
 	}
+	b = e.appendEvidence(b)
 	return append(b, '}')
 }
 

@@ -36,8 +36,26 @@ type Row struct {
 	Event json.RawMessage `json:"event"`
 	// Clip is the id of the clip that shows the event (the first event of that clip).
 	Clip event.ID `json:"clip"`
-	// Snapshot reports a JPEG of the event's frame.
-	Snapshot bool `json:"snapshot,omitempty"`
+	// Snapshot reports a JPEG of the event's frame; Best the frame of its track chosen for
+	// the best-frame snapshot, when that JPEG was written.
+	Snapshot bool  `json:"snapshot,omitempty"`
+	Best     *Best `json:"best,omitempty"`
+}
+
+// Best is the frame of a track chosen for its snapshot (best.go).
+type Best struct {
+	// PTS in seconds; Score and Box the track's detection there; Cut: the box touches the
+	// frame border (no better one in the clip).
+	PTS   float64    `json:"pts"`
+	Score float32    `json:"score"`
+	Box   [4]float32 `json:"box"`
+	Cut   bool       `json:"cut,omitempty"`
+}
+
+// snapInfo is what the writer took of one event.
+type snapInfo struct {
+	frame bool
+	best  *Best
 }
 
 // Clip is one clip file with the snapshots of its events.
@@ -108,19 +126,19 @@ func (x *index) putRows(rows []Row) error {
 }
 
 // putClip stores a clip and marks its events' snapshots.
-func (x *index) putClip(c *Clip, snaps []event.ID) error {
+func (x *index) putClip(c *Clip, snaps map[event.ID]*snapInfo) error {
 	return x.db.Update(func(tx *bolt.Tx) error {
 		if err := put(tx.Bucket(bucketClips), c.ID, c); err != nil {
 			return err
 		}
 		eb := tx.Bucket(bucketEvents)
-		for _, id := range snaps {
+		for id, in := range snaps {
 			var r Row
 			v := eb.Get(id[:])
 			if v == nil || json.Unmarshal(v, &r) != nil {
 				continue
 			}
-			r.Snapshot = true
+			r.Snapshot, r.Best = in.frame, in.best
 			if err := put(eb, id, &r); err != nil {
 				return err
 			}

@@ -47,7 +47,7 @@ func (r *Recorder) EvidenceItem(id string) (defs.EvidenceItem, error) {
 	}
 	row, c, err := r.idx.row(eid)
 	if errors.Is(err, ErrNotFound) {
-		return defs.EvidenceItem{}, defs.ErrEvidenceNotFound
+		return defs.EvidenceItem{}, r.notFound(eid)
 	}
 	if err != nil {
 		return defs.EvidenceItem{}, err
@@ -64,7 +64,7 @@ func (r *Recorder) EvidenceFile(id string, kind defs.EvidenceFileKind) (*os.File
 	}
 	row, c, err := r.idx.row(eid)
 	if errors.Is(err, ErrNotFound) {
-		return nil, defs.ErrEvidenceNotFound
+		return nil, r.notFound(eid)
 	}
 	if err != nil {
 		return nil, err
@@ -80,16 +80,45 @@ func (r *Recorder) EvidenceFile(id string, kind defs.EvidenceFileKind) (*os.File
 		return nil, err
 	}
 	if kind != defs.EvidenceClipFile {
-		if !row.Snapshot {
+		v := -1
+		switch kind {
+		case defs.EvidenceSnapshot, defs.EvidenceSnapshotBoxed:
+			if row.Best != nil {
+				v = snapBest
+			} else if row.Snapshot { // written before best frames were kept
+				v = snapFrame
+			}
+			if v >= 0 && kind == defs.EvidenceSnapshotBoxed {
+				v++
+			}
+		case defs.EvidenceFrame, defs.EvidenceFrameBoxed:
+			if row.Snapshot {
+				v = snapFrame
+				if kind == defs.EvidenceFrameBoxed {
+					v++
+				}
+			}
+		default:
+			return nil, fmt.Errorf("evidence: unknown file kind %d", kind)
+		}
+		if v < 0 {
 			return nil, fmt.Errorf("%w: no snapshot was taken of this event", defs.ErrEvidenceGone)
 		}
-		p = filepath.Join(filepath.Dir(p), filepath.Base(snapRel(c.Path, eid, kind == defs.EvidenceSnapshotBoxed)))
+		p = filepath.Join(filepath.Dir(p), filepath.Base(snapRel(c.Path, eid, v)))
 	}
 	f, err := os.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", defs.ErrEvidenceGone, why[ReasonMissing])
 	}
 	return f, err
+}
+
+// notFound says why id has no row: expired when its time (a ULID's) is older than MaxAge.
+func (r *Recorder) notFound(id event.ID) error {
+	if r.MaxAge > 0 && id.Time().Before(r.Now().Add(-r.MaxAge)) {
+		return fmt.Errorf("%w: expired (events older than max_age %v are deleted with their files)", defs.ErrEvidenceNotFound, r.MaxAge)
+	}
+	return defs.ErrEvidenceNotFound
 }
 
 func item(row *Row, c *Clip) defs.EvidenceItem {
@@ -109,7 +138,11 @@ func item(row *Row, c *Clip) defs.EvidenceItem {
 	}
 	it.Clip = ec
 	it.HasClip = ec.State == "written"
-	it.HasSnapshot = it.HasClip && row.Snapshot
+	it.HasSnapshot = it.HasClip && (row.Snapshot || row.Best != nil)
+	if b := row.Best; b != nil && it.HasClip {
+		it.Best = &defs.EvidenceBest{PTS: b.PTS, Score: b.Score, Box: b.Box, Cut: b.Cut}
+	}
+	it.HasFrame = it.HasClip && row.Snapshot
 	return it
 }
 

@@ -27,6 +27,9 @@ const (
 	DefaultQueue   = 256
 	// DefaultMaxEvents bounds the index's rows when MaxEvents is 0.
 	DefaultMaxEvents = 1_000_000
+	// DefaultMinFree is the most free space kept by default (MinFree 0); on a file system
+	// smaller than 20 GiB, 5% of its size.
+	DefaultMinFree = 1 << 30
 )
 
 // Errors of Init.
@@ -50,7 +53,8 @@ type Decoder interface {
 // Close at the end. Clips and snapshots are written by one goroutine of its own; Write and the
 // rings never wait for the disk (a full queue drops the clip, counted).
 type Recorder struct {
-	// Dir holds the files (STREAM/YYYY-MM-DD/ID.mp4, ID.jpg, ID.boxes.jpg) and index.db.
+	// Dir holds the files (STREAM/YYYY-MM-DD/ID.mp4, ID.jpg, ID.boxes.jpg, ID.best.jpg,
+	// ID.best.boxes.jpg) and index.db.
 	Dir string
 	// Pre and Post are the time kept before and after an event (default 10 s and 5 s).
 	Pre, Post time.Duration
@@ -63,7 +67,8 @@ type Recorder struct {
 	Zones, Lines, Classes []string
 	// MaxBytesPerStream and MaxBytes cap the files of one stream and of all (0: no cap);
 	// MaxAge removes older files and rows (0: keep); MinFree keeps this many bytes free on the
-	// file system (0: none). The oldest clips go first.
+	// file system (0: the default, the smaller of DefaultMinFree and 5% of the file system, so
+	// evidence never fills a disk). The oldest clips go first.
 	MaxBytesPerStream, MaxBytes int64
 	MaxAge                      time.Duration
 	MinFree                     int64
@@ -71,8 +76,12 @@ type Recorder struct {
 	RingBytes int
 	// MaxEvents bounds the index's rows (default DefaultMaxEvents).
 	MaxEvents int
-	// NewDecoder, when set, makes snapshots: the clip is decoded up to each event's frame.
+	// NewDecoder, when set, makes snapshots: the clip is decoded up to each event's frame and
+	// its track's best frame (best.go).
 	NewDecoder func(media.Codec) (Decoder, error)
+	// PublicURL, when set (an origin such as "http://vinfer.local:8080"), makes the clip and
+	// snapshot URLs on events absolute; empty: paths on the API that serves them.
+	PublicURL string
 	// Log receives failures and deletions (default: discarded).
 	Log *slog.Logger
 	// Now is the clock (default time.Now).
@@ -85,6 +94,8 @@ type Recorder struct {
 
 	idx   *index
 	types map[event.Type]bool
+	// recordedEv and skippedEv are what Write puts on events (event.Evidence, shared).
+	recordedEv, skippedEv *event.Evidence
 
 	mu      sync.Mutex
 	streams map[string]*streamRec
@@ -134,12 +145,17 @@ type job struct {
 	rec   *streamRec
 }
 
-// streamRec is one stream's ring and open clip.
+// streamRec is one stream's ring, open clip and recent tracked detections.
 type streamRec struct {
 	id   string
 	ring *Ring
 	r    *Recorder
-	open *openClip // guarded by ring.mu
+	// Guarded by ring.mu: the open clip, the observations obs[obsHead:] (best.go) and the
+	// frame size of the latest result.
+	open    *openClip
+	obs     []obs
+	obsHead int
+	w, h    int
 }
 
 // openClip is a clip collecting units.
@@ -152,11 +168,14 @@ type openClip struct {
 	dayStamp time.Time
 }
 
-// clipEvent is what a clip keeps of an event: enough to snapshot it.
+// clipEvent is what a clip keeps of an event: enough to snapshot it and its track's best frame.
 type clipEvent struct {
-	id  event.ID
-	pts time.Duration
-	box [4]float32
+	id    event.ID
+	pts   time.Duration
+	track int64
+	score float32
+	box   [4]float32
+	best  obs // set by chooseBest when the clip completes
 }
 
 // Init checks the settings, creates and checks the folder (an unwritable one is an error
@@ -198,6 +217,9 @@ func (r *Recorder) Init() error {
 	if r.statfs == nil {
 		r.statfs = freeBytes
 	}
+	r.PublicURL = strings.TrimRight(r.PublicURL, "/")
+	r.recordedEv = &event.Evidence{Base: r.PublicURL, Clip: true, Snapshot: r.NewDecoder != nil}
+	r.skippedEv = &event.Evidence{Base: r.PublicURL}
 	if len(r.Types) > 0 {
 		r.types = map[event.Type]bool{}
 		for _, t := range r.Types {
@@ -209,6 +231,12 @@ func (r *Recorder) Init() error {
 	}
 	if err := probeWritable(r.Dir); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrUnwritable, r.Dir, err)
+	}
+	if r.MinFree == 0 {
+		r.MinFree = DefaultMinFree
+		if size, err := fsSize(r.Dir); err == nil {
+			r.MinFree = min(r.MinFree, size/20)
+		}
 	}
 	idx, err := openIndex(filepath.Join(r.Dir, "index.db"))
 	if err != nil {
@@ -254,23 +282,34 @@ func (r *Recorder) stream(id string) *streamRec {
 	return s
 }
 
-// Write records the result's selected events (sink.Sink). It never waits for the disk.
+// Write records the result's selected events and remembers its tracked detections for the
+// best-frame snapshots (sink.Sink). It sets every event's Evidence (has_clip, the URLs), so
+// it must run before the sinks that encode events (app puts it first). It never waits for
+// the disk.
 func (r *Recorder) Write(res *sink.Result) error {
-	if len(res.Events) == 0 || r.closed.Load() {
+	if r.closed.Load() || !validStream(res.Stream) {
 		return nil
 	}
-	var s *streamRec
+	tracked := false
+	for i := range res.Detections {
+		tracked = tracked || res.Detections[i].TrackID > 0
+	}
+	if !tracked && len(res.Events) == 0 {
+		return nil
+	}
+	s := r.stream(res.Stream)
+	if tracked {
+		s.ring.mu.Lock()
+		s.observe(res)
+		s.ring.mu.Unlock()
+	}
 	for i := range res.Events {
 		ev := &res.Events[i]
-		if !r.selected(ev) {
+		if ev.Stream != res.Stream || !r.selected(ev) {
+			ev.Evidence = r.skippedEv
 			continue
 		}
-		if !validStream(ev.Stream) {
-			continue
-		}
-		if s == nil || s.id != ev.Stream {
-			s = r.stream(ev.Stream)
-		}
+		ev.Evidence = r.recordedEv
 		s.addEvent(ev)
 	}
 	return nil
@@ -298,7 +337,7 @@ func (s *streamRec) addEvent(ev *event.Event) {
 	r := s.r
 	row := Row{ID: ev.ID, Stream: s.id, Type: ev.Type.String(), Time: ev.Time.UTC(), PTS: ev.PTS.Seconds(),
 		Event: ev.AppendJSON(nil)}
-	ce := clipEvent{id: ev.ID, pts: ev.PTS, box: ev.Box}
+	ce := clipEvent{id: ev.ID, pts: ev.PTS, track: ev.TrackID, score: ev.Score, box: ev.Box}
 	ring := s.ring
 	ring.mu.Lock()
 	defer ring.mu.Unlock()
@@ -338,6 +377,9 @@ func (s *streamRec) complete() {
 	s.open = nil
 	s.ring.pinned = false
 	units, trunc := s.ring.copyRange(c.from, c.end)
+	if len(units) > 0 {
+		s.chooseBest(c.events, units[0].PTS, c.end)
+	}
 	s.r.enqueue(job{clip: c, units: units, trunc: trunc, rec: s}, "queue_full")
 }
 

@@ -5,6 +5,7 @@ import (
 	"image/jpeg"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -284,5 +285,109 @@ func TestWriteIgnoresUnselected(t *testing.T) {
 	r.Close()
 	if st := r.Stats(); st.Recorded != 0 {
 		t.Fatalf("recorded %d events, want none (type not selected, stream id not a folder name, zone not listed)", st.Recorded)
+	}
+}
+
+// TestWriteMarksEvents: Write puts has_clip and the URLs on the events it records (also in the
+// index's copy, as sinks send it) and has_clip false on those it leaves out; PublicURL makes
+// the URLs absolute.
+func TestWriteMarksEvents(t *testing.T) {
+	r := newRecorder(t, t.TempDir(), func(r *Recorder) {
+		r.Types, r.PublicURL = []event.Type{event.LineCross}, "http://vinfer.local:8080/"
+	})
+	cross, enter := ev("s", time.Second), ev("s", time.Second)
+	enter.Type, enter.Zone = event.ZoneEnter, "table"
+	res := &sink.Result{Stream: "s", Events: []event.Event{cross, enter}}
+	r.Write(res)
+	if e := res.Events[0].Evidence; e == nil || !e.Clip || !e.Snapshot || e.Base != "http://vinfer.local:8080" {
+		t.Fatalf("recorded event's evidence %+v", e)
+	}
+	if e := res.Events[1].Evidence; e == nil || e.Clip || e.Snapshot {
+		t.Fatalf("left-out event's evidence %+v", e)
+	}
+	want := `"has_clip":true,"has_snapshot":true,"clip_url":"http://vinfer.local:8080/api/evidence/` + cross.ID.String() + `/clip.mp4","snapshot_url":"http://vinfer.local:8080/api/evidence/` + cross.ID.String() + `/snapshot.jpg"}`
+	if got := string(res.Events[0].AppendJSON(nil)); !strings.HasSuffix(got, want) {
+		t.Fatalf("encoded %s\nwant it to end with %s", got, want)
+	}
+	if got := string(res.Events[1].AppendJSON(nil)); !strings.HasSuffix(got, `"zone":"table","has_clip":false,"has_snapshot":false}`) {
+		t.Fatalf("left-out event encoded %s", got)
+	}
+	testutil.Eventually(t, 10*time.Second, "row indexed", func() bool {
+		it, err := r.EvidenceItem(cross.ID.String())
+		return err == nil && strings.HasSuffix(string(it.Event), want)
+	})
+}
+
+// at is ev with its wall-clock time at wall and an id from g.
+func at(g *event.Generator, stream string, pts time.Duration, wall time.Time) event.Event {
+	e := ev(stream, pts)
+	e.Time, e.ID = wall, g.New(wall)
+	return e
+}
+
+// TestRetentionMaxAge: with max_age 1 h, a clip written 61 minutes ago goes with its row (a
+// request for it says it expired), one written 31 minutes ago stays.
+func TestRetentionMaxAge(t *testing.T) {
+	units := readUnits(t, 40*time.Second)
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var clock atomic.Int64
+	clock.Store(base.Add(5 * time.Second).UnixNano())
+	r := newRecorder(t, t.TempDir(), func(r *Recorder) {
+		r.Pre, r.Post, r.NewDecoder, r.MaxAge = time.Second, time.Second, nil, time.Hour
+		r.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	})
+	ring := r.Ring("s")
+	g := event.NewGenerator([32]byte{9}) // ids at these times (the shared one has gone past them)
+	a := at(g, "s", 10*time.Second, base)
+	feed(r, ring, units[:150], []event.Event{a}, 0)
+	clipOf(t, r, a.ID)
+	clock.Store(base.Add(30*time.Minute + 5*time.Second).UnixNano())
+	b := at(g, "s", 30*time.Second, base.Add(30*time.Minute))
+	feed(r, ring, units[150:], []event.Event{b}, 0)
+	clipOf(t, r, b.ID)
+	fa, _ := r.EvidenceFile(a.ID.String(), defs.EvidenceClipFile)
+	fa.Close()
+
+	clock.Store(base.Add(61 * time.Minute).UnixNano())
+	r.kick <- struct{}{} // what the minute's tick does
+	var err error
+	testutil.Eventually(t, 10*time.Second, "the old event expired", func() bool {
+		_, err = r.EvidenceFile(a.ID.String(), defs.EvidenceClipFile)
+		return errors.Is(err, defs.ErrEvidenceNotFound)
+	})
+	if _, serr := os.Stat(fa.Name()); !errors.Is(serr, os.ErrNotExist) || !strings.Contains(err.Error(), "max_age") {
+		t.Fatalf("expired event: %v, want not found, expired by max_age", err)
+	}
+	t.Logf("expired event: %v", err)
+	if ib := clipOf(t, r, b.ID); !ib.HasClip {
+		t.Fatalf("the 31-minute-old clip: %+v, want it kept", ib.Clip)
+	}
+	if st := r.Stats(); st.Deleted[ReasonMaxAge] != 1 {
+		t.Fatalf("deleted %v, want one for max_age", st.Deleted)
+	}
+}
+
+// TestRetentionTotalCap: max_bytes bounds all streams together: a clip of one stream deletes
+// the oldest clip of another, whose row says why.
+func TestRetentionTotalCap(t *testing.T) {
+	units := readUnits(t, 50*time.Second)
+	r := newRecorder(t, t.TempDir(), func(r *Recorder) {
+		r.Pre, r.Post, r.NewDecoder = time.Second, time.Second, nil
+		r.MaxBytes = 200 << 10 // a 3 s clip of the sample is about 65 KB (+64 KiB of margin)
+	})
+	a1, a2 := ev("a", 10*time.Second), ev("a", 30*time.Second)
+	feed(r, r.Ring("a"), units, []event.Event{a1, a2}, 0)
+	clipOf(t, r, a2.ID)
+	b1, b2 := ev("b", 20*time.Second), ev("b", 40*time.Second)
+	feed(r, r.Ring("b"), units, []event.Event{b1, b2}, 0)
+	clipOf(t, r, b2.ID)
+	st, _ := r.EvidenceStats()
+	ia1, ib2 := clipOf(t, r, a1.ID), clipOf(t, r, b2.ID)
+	t.Logf("stored %d bytes, deleted %v", st.StoredBytes, st.Deleted)
+	if st.StoredBytes > 200<<10 || st.Deleted[ReasonTotalCap] == 0 {
+		t.Fatalf("stored %d bytes, deleted %v: want ≤ 200 KiB and deletions by max_bytes", st.StoredBytes, st.Deleted)
+	}
+	if ia1.HasClip || ia1.Clip.Reason != why[ReasonTotalCap] || !ib2.HasClip {
+		t.Fatalf("stream a's oldest %+v, stream b's newest %+v: want a's deleted for max_bytes, b's kept", ia1.Clip, ib2.Clip)
 	}
 }

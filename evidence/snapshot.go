@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"image/color"
 	"image/draw"
 	"image/jpeg"
+	"slices"
 	"time"
 
 	"github.com/vinfer/vinfer/event"
@@ -19,35 +21,65 @@ import (
 // SnapshotQuality is the JPEG quality of snapshots.
 const SnapshotQuality = 85
 
-// shot is one event's snapshot: the frame as decoded, and with the object's box drawn.
+// shot is one of an event's snapshots: its own frame, or its track's best frame (best),
+// as decoded and with the object's box drawn.
 type shot struct {
 	id           event.ID
+	best         bool
 	clean, boxed []byte
 }
 
 var errStop = errors.New("all snapshots taken")
 
-// snapshots decodes units (a clip, from its key frame) up to the last event and encodes, for
-// each event, the first frame whose PTS is at or after the event's (the event's own frame).
+// want is a frame to snapshot: the first decoded frame with PTS at or after pts.
+type want struct {
+	pts  time.Duration
+	box  [4]float32
+	ev   int // index in the clip's events
+	best bool
+}
+
+// snapshots decodes units (a clip, from its key frame) up to the last frame wanted and
+// encodes, for each event, its own frame (the first whose PTS is at or after the event's) and
+// its track's best frame (clipEvent.best). A best frame shared by several events of a track
+// is encoded once.
 func (r *Recorder) snapshots(units []Unit, evs []clipEvent) ([]shot, error) {
 	dec, err := r.NewDecoder(units[0].Codec)
 	if err != nil {
 		return nil, err
 	}
 	defer dec.Close()
+	wants := make([]want, 0, 2*len(evs))
+	for i := range evs {
+		wants = append(wants, want{pts: evs[i].pts, box: evs[i].box, ev: i},
+			want{pts: evs[i].best.pts, box: evs[i].best.box, ev: i, best: true})
+	}
+	slices.SortStableFunc(wants, func(a, b want) int { return cmp.Compare(a.pts, b.pts) })
+	type key struct {
+		pts time.Duration
+		box [4]float32
+	}
+	done := map[key]shot{}
 	var out []shot
-	next := 0 // evs are in PTS order: the first not taken yet
+	next := 0 // the first want not taken yet
 	emit := func(f *frame.Frame) error {
 		defer f.Release()
-		for next < len(evs) && f.PTS >= evs[next].pts-time.Millisecond {
-			s, err := encodeShot(f, &evs[next])
-			if err != nil {
-				return err
+		for next < len(wants) && f.PTS >= wants[next].pts-time.Millisecond {
+			w := &wants[next]
+			k := key{w.pts, w.box}
+			s, ok := done[k]
+			if !ok {
+				var err error
+				if s, err = encodeShot(f, w.box); err != nil {
+					return err
+				}
+				done[k] = s
 			}
+			s.id, s.best = evs[w.ev].id, w.best
 			out = append(out, s)
 			next++
 		}
-		if next == len(evs) {
+		if next == len(wants) {
 			return errStop
 		}
 		return nil
@@ -68,14 +100,14 @@ func (r *Recorder) snapshots(units []Unit, evs []clipEvent) ([]shot, error) {
 	if err := dec.Flush(ctx, emit); err != nil && !errors.Is(err, errStop) {
 		return out, err
 	}
-	if next < len(evs) {
-		return out, fmt.Errorf("%d event frames not in the clip", len(evs)-next)
+	if next < len(wants) {
+		return out, fmt.Errorf("%d frames to snapshot not in the clip", len(wants)-next)
 	}
 	return out, nil
 }
 
-// encodeShot encodes f as a JPEG, clean and with ev's box drawn.
-func encodeShot(f *frame.Frame, ev *clipEvent) (shot, error) {
+// encodeShot encodes f as a JPEG, clean and with box drawn.
+func encodeShot(f *frame.Frame, box [4]float32) (shot, error) {
 	img, err := toImage(f)
 	if err != nil {
 		return shot{}, err
@@ -86,11 +118,11 @@ func encodeShot(f *frame.Frame, ev *clipEvent) (shot, error) {
 	}
 	rgba := image.NewRGBA(img.Bounds())
 	draw.Draw(rgba, rgba.Bounds(), img, image.Point{}, draw.Src)
-	strokeBox(rgba, ev.box)
+	strokeBox(rgba, box)
 	if err := jpeg.Encode(&boxed, rgba, &jpeg.Options{Quality: SnapshotQuality}); err != nil {
 		return shot{}, err
 	}
-	return shot{id: ev.id, clean: clean.Bytes(), boxed: boxed.Bytes()}, nil
+	return shot{clean: clean.Bytes(), boxed: boxed.Bytes()}, nil
 }
 
 // toImage copies a host frame into an image: 4:2:0 formats as YCbCr, packed RGB as RGBA.

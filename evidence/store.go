@@ -65,6 +65,15 @@ func freeBytes(dir string) (int64, error) {
 	return int64(st.Bavail) * int64(st.Bsize), nil
 }
 
+// fsSize returns the size in bytes of dir's file system.
+func fsSize(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Blocks) * int64(st.Bsize), nil
+}
+
 // store is the set of clips on disk with their sizes, oldest first; used by the writer only
 // (and Init).
 type store struct {
@@ -81,13 +90,21 @@ func clipRel(stream string, day time.Time, id event.ID) string {
 	return filepath.Join(stream, day.UTC().Format("2006-01-02"), id.String()+".mp4")
 }
 
-// snapRel is an event's snapshot beside its clip: ID.jpg, or ID.boxes.jpg with the box drawn.
-func snapRel(clipPath string, id event.ID, boxed bool) string {
-	name := id.String() + ".jpg"
-	if boxed {
-		name = id.String() + ".boxes.jpg"
-	}
-	return filepath.Join(filepath.Dir(clipPath), name)
+// Snapshot variants: an event's own frame (ID.jpg, ID.boxes.jpg with the box drawn) and its
+// track's best frame (ID.best.jpg, ID.best.boxes.jpg).
+const (
+	snapFrame = iota
+	snapFrameBoxed
+	snapBest
+	snapBestBoxed
+	numSnaps
+)
+
+var snapSuffix = [numSnaps]string{".jpg", ".boxes.jpg", ".best.jpg", ".best.boxes.jpg"}
+
+// snapRel is an event's snapshot of variant v (snapFrame…) beside its clip.
+func snapRel(clipPath string, id event.ID, v int) string {
+	return filepath.Join(filepath.Dir(clipPath), id.String()+snapSuffix[v])
 }
 
 // abs resolves a path from the index under Dir, refusing anything that is not of the layout.
@@ -162,8 +179,8 @@ func (s *store) reconcile() error {
 		}
 		delete(files, c.Path)
 		for _, id := range c.Events {
-			for _, boxed := range []bool{false, true} {
-				sp := snapRel(c.Path, id, boxed)
+			for v := range numSnaps {
+				sp := snapRel(c.Path, id, v)
 				if n, ok := files[sp]; ok {
 					size += n
 					delete(files, sp)
@@ -199,8 +216,9 @@ func (s *store) remove(c *Clip, reason string) {
 	if p, err := r.abs(c.Path); err == nil {
 		os.Remove(p)
 		for _, id := range c.Events {
-			os.Remove(filepath.Join(filepath.Dir(p), id.String()+".jpg"))
-			os.Remove(filepath.Join(filepath.Dir(p), id.String()+".boxes.jpg"))
+			for _, suffix := range snapSuffix {
+				os.Remove(filepath.Join(filepath.Dir(p), id.String()+suffix))
+			}
 		}
 		os.Remove(filepath.Dir(p)) // the day's folder, when empty
 	}
@@ -368,17 +386,25 @@ func (r *Recorder) writeClip(j job) {
 	if last.PTS > first.PTS+dur {
 		rec.End = last.PTS.Seconds()
 	}
-	var snaps []event.ID
+	snaps := map[event.ID]*snapInfo{}
 	if r.NewDecoder != nil {
 		shots, err := r.snapshots(units, c.events)
 		if err != nil {
 			r.failures.add(FailSnapshot, 1)
 			r.Log.Warn("evidence: snapshot", "clip", c.id.String(), "err", err)
 		}
+		byID := map[event.ID]*clipEvent{}
+		for i := range c.events {
+			byID[c.events[i].id] = &c.events[i]
+		}
 		for _, sh := range shots {
+			v := snapFrame
+			if sh.best {
+				v = snapBest
+			}
 			ok := true
 			for k, b := range [][]byte{sh.clean, sh.boxed} {
-				m, err := r.writeFile(filepath.Join(r.Dir, snapRel(rec.Path, sh.id, k == 1)), func(w io.Writer) error {
+				m, err := r.writeFile(filepath.Join(r.Dir, snapRel(rec.Path, sh.id, v+k)), func(w io.Writer) error {
 					_, err := w.Write(b)
 					return err
 				})
@@ -390,10 +416,21 @@ func (r *Recorder) writeClip(j job) {
 				}
 				rec.Bytes += m
 			}
-			if ok {
-				snaps = append(snaps, sh.id)
-				r.snaps.Add(1)
+			if !ok {
+				continue
 			}
+			in := snaps[sh.id]
+			if in == nil {
+				in = &snapInfo{}
+				snaps[sh.id] = in
+			}
+			if !sh.best {
+				in.frame = true
+			} else if e := byID[sh.id]; e != nil {
+				b := e.best
+				in.best = &Best{PTS: b.pts.Seconds(), Score: b.score, Box: b.box, Cut: b.cut}
+			}
+			r.snaps.Add(1)
 		}
 	}
 	if err := r.idx.putClip(rec, snaps); err != nil {

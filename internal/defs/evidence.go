@@ -42,8 +42,10 @@ type EvidenceFileKind int
 // Evidence files.
 const (
 	EvidenceClipFile      EvidenceFileKind = iota // the MP4 clip
-	EvidenceSnapshot                              // the event's frame, JPEG
+	EvidenceSnapshot                              // the track's best frame in the clip, JPEG
 	EvidenceSnapshotBoxed                         // the same with the object's box drawn
+	EvidenceFrame                                 // the event's own frame, JPEG
+	EvidenceFrameBoxed                            // the same with the object's box drawn
 )
 
 // EvidenceQuery selects recorded events.
@@ -71,11 +73,28 @@ type EvidenceItem struct {
 	// HasClip reports a clip file to play; Clip describes it (also while pending or gone).
 	HasClip bool          `json:"has_clip"`
 	Clip    *EvidenceClip `json:"clip,omitempty"`
-	// HasSnapshot reports a JPEG of the event's frame.
-	HasSnapshot bool `json:"has_snapshot"`
-	// ClipURL and SnapshotURL are filled by the API when the files are there.
+	// HasSnapshot reports a JPEG of the track's best frame (and one of the event's frame);
+	// Best describes that frame.
+	HasSnapshot bool          `json:"has_snapshot"`
+	Best        *EvidenceBest `json:"best,omitempty"`
+	// HasFrame reports a JPEG of the event's own frame.
+	HasFrame bool `json:"has_frame"`
+	// ClipURL, SnapshotURL (the best frame) and FrameURL (the event's frame) are filled by
+	// the API when the files are there.
 	ClipURL     string `json:"clip_url,omitempty"`
 	SnapshotURL string `json:"snapshot_url,omitempty"`
+	FrameURL    string `json:"frame_url,omitempty"`
+}
+
+// EvidenceBest is the frame of an event's track chosen for its snapshot: the highest
+// score × box area in the clip, boxes cut by the frame border only when there is no other.
+type EvidenceBest struct {
+	// PTS in seconds since the start of the stream; Score and Box ([x1,y1,x2,y2], frame
+	// pixels) the track's detection on it; Cut: the box touches the frame border.
+	PTS   float64    `json:"pts"`
+	Score float32    `json:"score"`
+	Box   [4]float32 `json:"box"`
+	Cut   bool       `json:"cut,omitempty"`
 }
 
 // EvidenceClip describes the clip of one or more events of a stream.
