@@ -261,3 +261,31 @@ func FuzzRewrite(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkYOLOX: inference alone, per frame, of the bundled YOLOX-Nano as exported (batch 1)
+// and rewritten (Focus as a Conv) at batch 1 and 4, one intra-op thread, side by side.
+//
+//	go test -run XXX -bench YOLOX -benchtime 40x -count 3 ./model/onnxedit/
+func BenchmarkYOLOX(b *testing.B) {
+	orig := readModel(b, "yolox_nano_416.onnx")
+	out, _, err := Rewrite(orig, Options{FocusConv: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	imgs := images(b, detect.FamilyYOLOX, 416, 416)
+	for _, c := range []struct {
+		name  string
+		model []byte
+		batch int
+	}{{"original/batch=1", orig, 1}, {"rewritten/batch=1", out, 1}, {"rewritten/batch=4", out, 4}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := open(b, c.name, c.model, c.batch)
+			run(b, s, imgs[:c.batch])
+			b.ResetTimer()
+			for range b.N {
+				run(b, s, imgs[:c.batch])
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*c.batch), "ms/frame")
+		})
+	}
+}
