@@ -33,7 +33,6 @@ const (
 	nodeDomain = 7
 
 	attrName    = 1
-	attrF       = 2
 	attrI       = 3
 	attrT       = 5
 	attrG       = 6
@@ -48,7 +47,6 @@ const (
 
 	tensorDims     = 1
 	tensorDataType = 2
-	tensorFloat    = 4
 	tensorInt32    = 5
 	tensorInt64    = 7
 	tensorName     = 8
@@ -62,13 +60,12 @@ const (
 	valueName = 1
 	valueType = 2
 
-	typeTensor  = 1
-	ttElemType  = 1
-	ttShape     = 2
-	shapeDim    = 1
-	dimValue    = 1
-	dimParam    = 2
-	dimDenotion = 3
+	typeTensor = 1
+	ttElemType = 1
+	ttShape    = 2
+	shapeDim   = 1
+	dimValue   = 1
+	dimParam   = 2
 )
 
 // node is a parsed NodeProto.
