@@ -19,7 +19,10 @@ type ModelView struct {
 	Family   string `json:"family,omitempty"`
 	Input    *size  `json:"input,omitempty"`
 	MaxBatch int    `json:"max_batch,omitempty"`
-	Classes  int    `json:"classes,omitempty"`
+	// Batch is the model's batch dimension: "1" (fixed), "dynamic", or "dynamic (rewritten
+	// from 1)" for a batch-1 model vinfer made dynamic at load.
+	Batch   string `json:"batch,omitempty"`
+	Classes int    `json:"classes,omitempty"`
 	// LoadSeconds is how long the serving version took to load.
 	LoadSeconds float64 `json:"load_seconds,omitempty"`
 	// Loads counts successful loads (first load and reloads).
@@ -50,7 +53,7 @@ func (s *Server) modelView(mi defs.ModelInfo) ModelView {
 		v.Loaded = true
 		v.Family = mi.Family
 		v.Input = &size{mi.InputW, mi.InputH}
-		v.MaxBatch = mi.MaxBatch
+		v.MaxBatch, v.Batch = mi.MaxBatch, mi.Batch
 		v.Classes = len(mi.Labels)
 		v.LoadSeconds = round2(mi.LoadTime.Seconds()*1000) / 1000
 	}

@@ -102,8 +102,8 @@ func TestNVDECWithoutGPU(t *testing.T) {
 	}
 }
 
-// gpuTestdata returns the GPU test inputs made by scripts/gpu/testdata.sh and
-// scripts/gpu/make-dynamic-batch.py: $VINFER_GPU_TESTDATA, else .build/gpu-testdata.
+// gpuTestdata returns the GPU test inputs made by scripts/gpu/build-run.sh (the clip, and the
+// model's copy by `vinfer dynamic-batch`): $VINFER_GPU_TESTDATA, else .build/gpu-testdata.
 func gpuTestdata(t *testing.T) (clip, dynModel string) {
 	dir := os.Getenv("VINFER_GPU_TESTDATA")
 	if dir == "" {
@@ -112,7 +112,7 @@ func gpuTestdata(t *testing.T) (clip, dynModel string) {
 	clip, dynModel = filepath.Join(dir, "clip1080p30.mp4"), filepath.Join(dir, "yolox_nano_416_dyn.onnx")
 	for _, p := range []string{clip, dynModel} {
 		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("GPU test input missing: %v (scripts/gpu/testdata.sh, then /usr/bin/python3 scripts/gpu/make-dynamic-batch.py --focus-conv assets/models/yolox_nano_416.onnx %s)", err, dynModel)
+			t.Fatalf("GPU test input missing: %v (scripts/gpu/testdata.sh, then go run ./cmd/vinfer dynamic-batch assets/models/yolox_nano_416.onnx %s)", err, dynModel)
 		}
 	}
 	return clip, dynModel

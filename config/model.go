@@ -39,7 +39,8 @@ type Model struct {
 	// ORTConfig are ONNX Runtime session configuration entries
 	// (onnxruntime_session_options_config_keys.h), e.g. session.intra_op.allow_spinning: "1".
 	ORTConfig map[string]string `yaml:"ort_config,omitempty" json:"ort_config,omitempty"`
-	// MaxBatch is the most frames batched across streams in one run (1 for fixed-batch models).
+	// MaxBatch is the most frames batched across streams in one run. A model exported with a
+	// fixed batch of 1 is rewritten to a dynamic batch at load when MaxBatch > 1 (docs/models.md).
 	MaxBatch int `yaml:"max_batch,omitempty" json:"max_batch,omitempty"`
 	// MaxDelay is how long a partial batch waits for more frames before it runs (default 2ms).
 	MaxDelay Duration `yaml:"max_delay,omitempty" json:"max_delay,omitempty"`

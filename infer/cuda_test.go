@@ -124,7 +124,7 @@ func TestBoundRunRejectsDynamicOutputs(t *testing.T) {
 // device memory and compares with the CPU. It needs a CUDA device and the plugin library.
 // $VINFER_TEST_CUDA_MODEL replaces the model: the ORT 1.29 CUDA EP plugin under the ORT 1.30
 // core crashes in Slice (docs/benchmarks-gpu.md), so on such a machine pass the copy made by
-// scripts/gpu/make-dynamic-batch.py --focus-conv.
+// `vinfer dynamic-batch` (Focus as a Conv).
 func TestDeviceRunCUDA(t *testing.T) {
 	d, err := cuda.Open(0)
 	if err != nil {

@@ -169,27 +169,58 @@ func cachePrefix(model string) string {
 // errCacheCorrupt marks a cache file that exists but cannot be used.
 var errCacheCorrupt = errors.New("corrupt optimized-model cache file")
 
-// readCache maps a cache file and returns its verified payload (the optimized ONNX model);
-// unmap after the session is created. A file that cannot be stat'ed (missing) gives the
-// os.Stat error, one that exists but is damaged errCacheCorrupt.
+// readCache maps an optimized-model cache file and returns its verified payload (the optimized
+// ONNX model); unmap after the session is created. A file that cannot be stat'ed (missing)
+// gives the os.Stat error, one that exists but is damaged errCacheCorrupt.
 func readCache(path string) (payload []byte, unmap func(), err error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, nil, err // absent (or unreachable): a miss
-	}
-	data, unmap, _, err := mapFile(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w %s: %v", errCacheCorrupt, path, err)
-	}
-	if len(data) <= cacheHeader || string(data[:len(cacheMagic)]) != cacheMagic {
+	magic, payload, _, unmap, err := readCacheFile(path)
+	if err == nil && magic != cacheMagic {
 		unmap()
 		return nil, nil, fmt.Errorf("%w %s: no vinfer cache header", errCacheCorrupt, path)
 	}
-	sum := sha256.Sum256(data[cacheHeader:])
+	return payload, unmap, err
+}
+
+// readCacheFile maps a vinfer cache file (a 16-byte magic, the SHA-256 of the rest, the
+// payload) and returns its magic and verified payload with that SHA-256; errors as readCache.
+func readCacheFile(path string) (magic string, payload []byte, sum [sha256.Size]byte, unmap func(), err error) {
+	if _, err := os.Stat(path); err != nil {
+		return "", nil, sum, nil, err // absent (or unreachable): a miss
+	}
+	data, unmap, _, err := mapFile(path)
+	if err != nil {
+		return "", nil, sum, nil, fmt.Errorf("%w %s: %v", errCacheCorrupt, path, err)
+	}
+	if len(data) <= cacheHeader || !strings.HasPrefix(string(data[:len(cacheMagic)]), "vinfer-") {
+		unmap()
+		return "", nil, sum, nil, fmt.Errorf("%w %s: no vinfer cache header", errCacheCorrupt, path)
+	}
+	sum = sha256.Sum256(data[cacheHeader:])
 	if !bytes.Equal(sum[:], data[len(cacheMagic):cacheHeader]) {
 		unmap()
-		return nil, nil, fmt.Errorf("%w %s: checksum mismatch", errCacheCorrupt, path)
+		return "", nil, sum, nil, fmt.Errorf("%w %s: checksum mismatch", errCacheCorrupt, path)
 	}
-	return data[cacheHeader:], unmap, nil
+	return string(data[:len(cacheMagic)]), data[cacheHeader:], sum, unmap, nil
+}
+
+// writeCacheFile writes a cache file (magic, the payload's SHA-256, payload) through a
+// temporary file renamed over path.
+func writeCacheFile(path, magic string, payload []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := tempName(path)
+	sum := sha256.Sum256(payload)
+	data := append(append([]byte(magic), sum[:]...), payload...)
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // tempName returns a unique temporary path beside path (same directory, so that rename is
@@ -239,23 +270,26 @@ func commitCache(optimized, path string) (err error) {
 }
 
 // pruneCache removes a model's cache files beyond the cacheKeep most recently used (by
-// modification time, which a hit refreshes) and temporary files left by a crash.
+// modification time, which a hit refreshes), for the optimized graphs and the batch rewrites
+// (batch.go) apart, and temporary files left by a crash.
 func pruneCache(dir, model string) {
 	prefix := filepath.Join(dir, cachePrefix(model))
-	files, _ := filepath.Glob(prefix + "*.ortcache")
-	type entry struct {
-		path string
-		mod  time.Time
-	}
-	var es []entry
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil {
-			es = append(es, entry{f, fi.ModTime()})
+	for _, ext := range []string{".ortcache", ".batch"} {
+		files, _ := filepath.Glob(prefix + "*" + ext)
+		type entry struct {
+			path string
+			mod  time.Time
 		}
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].mod.After(es[j].mod) })
-	for i := cacheKeep; i < len(es); i++ {
-		os.Remove(es[i].path)
+		var es []entry
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil {
+				es = append(es, entry{f, fi.ModTime()})
+			}
+		}
+		sort.Slice(es, func(i, j int) bool { return es[i].mod.After(es[j].mod) })
+		for i := cacheKeep; i < len(es); i++ {
+			os.Remove(es[i].path)
+		}
 	}
 	tmps, _ := filepath.Glob(prefix + "*.tmp")
 	for _, f := range tmps {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,9 @@ type Model struct {
 	Post   detect.Params
 	// SHA256 is the hex SHA-256 of the .onnx file loaded.
 	SHA256 string
+	// Batch describes the batch dimension served: "1" (fixed), BatchDynamic, or
+	// BatchRewritten for a batch-1 model made dynamic at load (batch.go).
+	Batch string
 	// Cache says whether the optimized graph came from the cache (Loader.CacheDir).
 	Cache CacheState
 	// LoadTime is how long loading took: mapping and hashing the file, creating the session
@@ -115,12 +119,23 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 			cfg.ProviderOptions[k] = v
 		}
 	}
-	sess, cache, err := openCached(cacheDir, c.Name, bytes, sum, cfg, logf)
+	rw := rewritten{data: bytes, sum: sum, release: func() {}}
+	if wantsRewrite(c, dev != nil) {
+		rw = l.dynamicBatch(c, bytes, sum, threads, logf)
+	}
+	sess, cache, err := openCached(cacheDir, c.Name, rw.data, rw.sum, cfg, logf)
+	rw.release()
 	unmap()
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)
 	}
-	m := &Model{Name: c.Name, Path: c.Path, sess: sess, SHA256: hex.EncodeToString(sum[:]), Cache: cache,
+	if rw.batch == "" {
+		rw.batch = BatchDynamic
+		if b := sess.ModelBatch(); b > 0 {
+			rw.batch = strconv.Itoa(b)
+		}
+	}
+	m := &Model{Name: c.Name, Path: c.Path, sess: sess, SHA256: hex.EncodeToString(sum[:]), Batch: rw.batch, Cache: cache,
 		LoadTime: time.Since(t0), MaxDelay: time.Duration(c.MaxDelay), stamp: st}
 	if err := m.configure(c); err != nil {
 		sess.Close()

@@ -1014,7 +1014,8 @@ function renderModels() {
     const parts = [m.family || "not loaded"];
     if (m.input) parts.push(`${m.input.width}×${m.input.height}`);
     parts.push(m.provider);
-    if (m.max_batch) parts.push(`batch ≤ ${m.max_batch}`);
+    if (m.batch === "1") parts.push("batch 1 (fixed)");
+    else if (m.max_batch) parts.push(`batch ≤ ${m.max_batch}` + (m.batch && m.batch !== "dynamic" ? " (rewritten from 1)" : ""));
     if (m.loaded) parts.push(`loaded in ${fmt(m.load_seconds, 2)} s`, `${m.loads} load${m.loads === 1 ? "" : "s"}`);
     meta.textContent = parts.join(" · ");
     const meta2 = document.createElement("div");

@@ -4,6 +4,7 @@
 //
 //	vinfer run [--config FILE]                 the main job (default: the bundled sample)
 //	vinfer detect --model M.onnx --input PATH  detections for one image or video, JSON Lines
+//	vinfer dynamic-batch IN.onnx OUT.onnx      the dynamic-batch copy of a batch-1 model
 //	vinfer version
 package main
 
@@ -27,6 +28,8 @@ func main() {
 		err = detectCmd(os.Args[2:])
 	case "track":
 		err = trackCmd(os.Args[2:])
+	case "dynamic-batch":
+		err = dynamicBatchCmd(os.Args[2:])
 	case "version":
 		err = versionCmd()
 	case "healthcheck":
@@ -52,6 +55,7 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   vinfer run [--config FILE] [--http ADDR]   run streams (default: the bundled sample clip with YOLOX-Nano)
   vinfer detect --model MODEL.onnx --input IMAGE|VIDEO   print detections as JSON Lines
+  vinfer dynamic-batch IN.onnx OUT.onnx      write the dynamic-batch copy of a batch-1 model (what run does at load)
   vinfer version                             print versions
   vinfer healthcheck [--url URL]             exit 0 when a running vinfer's /healthz answers 200 (container HEALTHCHECK)
 Run 'vinfer COMMAND -h' for a command's flags.

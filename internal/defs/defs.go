@@ -163,9 +163,11 @@ type ModelInfo struct {
 	// Loaded is false until a stream uses the model or it is preloaded.
 	Loaded bool
 	// Family, Input size, MaxBatch and Labels describe the serving version.
-	Family               string
-	InputW, InputH       int
-	MaxBatch             int
+	Family         string
+	InputW, InputH int
+	MaxBatch       int
+	// Batch describes the batch dimension: "1", "dynamic" or "dynamic (rewritten from 1)".
+	Batch                string
 	Labels               []string
 	LoadTime             time.Duration
 	Loads                int64

@@ -2,15 +2,18 @@
 # Builds, on the development machine, what scripts/gpu/run-check.sh runs on the GPU machine:
 # .build/gpu-run/vinfer.zst and app.test.zst (self-contained: static minimal FFmpeg; CUDA and
 # ONNX Runtime are loaded at run time), next to .build/gpu-testdata (the 1080p clip and the
-# dynamic-batch YOLOX-Nano). Carry both folders: .build/gpu-run (~15 MB) and
+# YOLOX-Nano as exported and its dynamic-batch copy). Carry both folders: .build/gpu-run (~15 MB) and
 # .build/gpu-testdata (~12 MB).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 [ -d .build/ffmpeg-static ] || scripts/build-ffmpeg-static.sh
 [ -f .build/gpu-testdata/clip1080p30.mp4 ] || scripts/gpu/testdata.sh
+# The model as exported (batch 1: vinfer run rewrites it at load, configs/gpu.yaml) and its
+# dynamic-batch copy for vinfer-bench, which opens models without vinfer's loader.
+cp assets/models/yolox_nano_416.onnx .build/gpu-testdata/
 [ -f .build/gpu-testdata/yolox_nano_416_dyn.onnx ] ||
-  /usr/bin/python3 scripts/gpu/make-dynamic-batch.py --focus-conv assets/models/yolox_nano_416.onnx .build/gpu-testdata/yolox_nano_416_dyn.onnx
+  go run ./cmd/vinfer dynamic-batch assets/models/yolox_nano_416.onnx .build/gpu-testdata/yolox_nano_416_dyn.onnx
 export PKG_CONFIG=$root/scripts/pkg-config-static
 mkdir -p .build/gpu-run
 go build -tags vinfer_static -o .build/gpu-run/vinfer ./cmd/vinfer
