@@ -69,6 +69,7 @@ func sipAddr(s *Server) string { return fmt.Sprintf("127.0.0.1:%d", s.SIPPort())
 // TestRegister: the digest round, a wrong password, an unknown device, expiry 0, the Date
 // header; bad input answered and counted.
 func TestRegister(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, func(c *config.GB28181) {
 		c.Devices = []config.GB28181Device{{ID: testDevice}, {ID: "34020000001320000002", Password: "other"}}
 	})
@@ -140,6 +141,7 @@ func TestRegister(t *testing.T) {
 // TestCatalog: after registering, the platform asks for DeviceInfo and the catalog; the four
 // channels arrive in two GBK parts (SumNum 4) and are listed with their Chinese names.
 func TestCatalog(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, nil)
 	d := newSim(t, sipAddr(s), "UDP", testDevice, testPassword)
 	if m := d.register(testPassword, 3600); status(m) != 200 {
@@ -169,9 +171,11 @@ func openChannel(t *testing.T, s *Server, d *sim, transport string) *Channel {
 // clip as PS over RTP (UDP, TCP with vinfer listening, TCP with vinfer connecting); every
 // access unit arrives byte-exact; closing the stream sends BYE.
 func TestLive(t *testing.T) {
+	t.Parallel()
 	clip := sourcetest.LoadClip(t, clipName)
 	for _, tr := range []string{gb28181.TransportUDP, gb28181.TransportTCPPassive, gb28181.TransportTCPActive} {
 		t.Run(tr, func(t *testing.T) {
+			t.Parallel()
 			s := startServer(t, nil)
 			d := newSim(t, sipAddr(s), "UDP", testDevice, testPassword)
 			d.clip = clip
@@ -203,6 +207,7 @@ func TestLive(t *testing.T) {
 // restarts and registers again → a new INVITE, media resumes. Media that stops while the
 // device stays online → BYE and a new INVITE.
 func TestOfflineAndBack(t *testing.T) {
+	t.Parallel()
 	clip := sourcetest.LoadClip(t, clipName)
 	s := startServer(t, func(c *config.GB28181) {
 		c.KeepaliveTimeout = config.Duration(2 * time.Second)
@@ -277,6 +282,7 @@ func readN(t *testing.T, c *Channel, n int) {
 
 // TestManyDevices: 100 devices register at once (digest included) and keep alive.
 func TestManyDevices(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
@@ -315,6 +321,7 @@ func TestManyDevices(t *testing.T) {
 }
 
 func TestChannelErrors(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, func(c *config.GB28181) { c.MediaPorts = "45000-45000" })
 	c1, err := s.OpenChannel("a", gb28181.Channel{DeviceID: testDevice, ChannelID: testDevice, Transport: gb28181.TransportUDP})
 	if err != nil {
