@@ -28,18 +28,18 @@ const (
 // down or drops the session is retried with backoff, each time from the next key frame; the
 // file keeps its pace meanwhile.
 type rtspPublisher struct {
-	ctx       context.Context
-	url       string
-	redacted  string
-	protocol  gortsplib.Protocol
-	p         *packetizer
-	desc      *description.Session
-	medi      *description.Media
-	log       *slog.Logger
-	c         *gortsplib.Client
-	ended     chan error // the client's end, from its Wait
-	retryAt   time.Time
-	backoff   time.Duration
+	ctx      context.Context
+	url      string
+	redacted string
+	protocol gortsplib.Protocol
+	p        *packetizer
+	desc     *description.Session
+	medi     *description.Media
+	log      *slog.Logger
+	c        *gortsplib.Client
+	ended    chan error // the client's end, from its Wait
+	retryAt  time.Time
+	backoff  time.Duration
 }
 
 func newRTSPPublisher(ctx context.Context, u *url.URL, c media.Codec, log *slog.Logger) (*rtspPublisher, error) {
