@@ -2,58 +2,16 @@ package rtp
 
 import (
 	"context"
-
-	"errors"
 	"fmt"
-	"github.com/asticode/go-astiav"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vinfer/vinfer/codec"
-	"github.com/vinfer/vinfer/frame"
+	"github.com/asticode/go-astiav"
+
 	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
 )
-
-// frameCounter decodes access units twice: as FFmpeg's command line does (pictures with
-// concealed errors included) and as vinfer's pipeline does by default (those dropped).
-type frameCounter struct {
-	all, clean *codec.Decoder
-	All, Clean int
-}
-
-func newFrameCounter(t *testing.T, c media.Codec) *frameCounter {
-	t.Helper()
-	fc := &frameCounter{all: &codec.Decoder{Codec: c, OutputCorrupt: true}, clean: &codec.Decoder{Codec: c}}
-	for _, d := range []*codec.Decoder{fc.all, fc.clean} {
-		if err := d.Init(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-	}
-	return fc
-}
-
-func (fc *frameCounter) decode(t *testing.T, au *media.AccessUnit) {
-	t.Helper()
-	ctx := context.Background()
-	for _, x := range []struct {
-		d *codec.Decoder
-		n *int
-	}{{fc.all, &fc.All}, {fc.clean, &fc.Clean}} {
-		emit := func(f *frame.Frame) error { *x.n++; f.Release(); return nil }
-		var err error
-		if au == nil {
-			err = x.d.Flush(ctx, emit)
-		} else {
-			err = x.d.Decode(ctx, au, emit)
-		}
-		if err != nil && !errors.Is(err, codec.ErrCorrupt) {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestSourceLossVsFFmpeg sends a clip with FFmpeg through a relay that drops packets at
 // random, 2% and 10%, once to FFmpeg's own RTP receiver and once to a Source, with the same
@@ -89,7 +47,7 @@ func TestSourceLossVsFFmpeg(t *testing.T) {
 			defer src.Close()
 			relay = sourcetest.NewRelay(t, 0, fmt.Sprintf("127.0.0.1:%d", port), loss, 2026)
 			snd = sourcetest.FFmpegRTP(t, path, relay.Port(), readrate)
-			fc := newFrameCounter(t, media.CodecH264)
+			fc := sourcetest.NewFrameCounter(t, media.CodecH264)
 			sent := make(chan struct{})
 			go func() { snd.Wait(5 * time.Minute); close(sent) }() //nolint:errcheck
 			aus := 0
@@ -106,9 +64,9 @@ func TestSourceLossVsFFmpeg(t *testing.T) {
 					break
 				}
 				aus++
-				fc.decode(t, au)
+				fc.Decode(t, au)
 			}
-			fc.decode(t, nil)
+			fc.Decode(t, nil)
 			st := src.Stats()
 			t.Logf("loss %.0f%%: ffmpeg decoded %d frames (relay dropped %d packets); vinfer: %d access units, %d frames decoded (%d without concealment), relay dropped %d; stats %+v",
 				loss*100, ffFrames, ffDropped, aus, fc.All, fc.Clean, relay.Dropped.Load(), st)
