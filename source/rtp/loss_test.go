@@ -40,7 +40,7 @@ func TestSourceLossVsFFmpeg(t *testing.T) {
 
 			// vinfer
 			port = sourcetest.UDPPortPair(t)
-			src := &Source{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), SDPFile: sdp, RTCPAddr: "none"}
+			src := &Source{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), SDPFile: sdp, RTCPAddr: "none", QueueSize: testQueue}
 			if err := src.Init(); err != nil {
 				t.Fatal(err)
 			}
