@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vinfer/vinfer/internal/defs"
+	"github.com/vinfer/vinfer/source/live"
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -29,6 +30,9 @@ var (
 	descRTPPackets    = desc("rtp_packets_total", "RTP packets accepted.", "stream")
 	descRTPLost       = desc("rtp_packets_lost_total", "RTP sequence numbers that never arrived (RFC 3550 §A.3).", "stream")
 	descSourceDropped = desc("source_access_units_dropped_total", "Access units discarded inside the source (damaged by loss, waiting for a key frame, reader too slow).", "stream")
+	descStreamState   = desc("stream_state", "1 for the stream's current state, 0 for the others: connecting, waiting_keyframe, running, stalled, failed (live sources' health, docs/live.md), ended (a file finished).", "stream", "state")
+	descSourceEvents  = desc("source_events_total", "What a live source counted, by event: reordered, duplicate, late, garbage (datagrams not RTP), foreign (packets of another SSRC or sender), ssrc_change, sender_change, damaged (access units delivered with lost packets), discontinuity, watchdog (sessions or sender locks ended by silence), outage, timestamp_outlier, timestamp_jump, decode_error (payloads that do not parse).", "stream", "event")
+	descOutageSec     = desc("source_outage_seconds_total", "Time live sources spent in outages (silences of the watchdog period or longer).", "stream")
 	descModelLoaded   = desc("model_loaded", "1 when the model is loaded, 0 when only declared.", "model")
 	descModelLoadSec  = desc("model_load_seconds", "Time the serving version of the model took to load (session creation).", "model")
 	descModelLoads    = desc("model_loads_total", "Successful loads of the model (first load and reloads).", "model")
@@ -134,6 +138,27 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(descRTPPackets, float64(ss.Packets), id)
 			counter(descRTPLost, float64(ss.Lost), id)
 			counter(descSourceDropped, float64(ss.Dropped+ss.Overflow), id)
+			for _, e := range [...]struct {
+				name string
+				v    uint64
+			}{
+				{"reordered", ss.Reordered}, {"duplicate", ss.Duplicates}, {"late", ss.Late},
+				{"garbage", ss.Garbage}, {"foreign", ss.Foreign}, {"ssrc_change", ss.SSRCChanges},
+				{"sender_change", ss.SenderChanges}, {"damaged", ss.Damaged}, {"discontinuity", ss.Discontinuities},
+				{"watchdog", ss.Watchdog}, {"outage", ss.Outages}, {"timestamp_outlier", ss.TimestampOutliers},
+				{"timestamp_jump", ss.TimestampJumps}, {"decode_error", ss.DecodeErrors},
+			} {
+				counter(descSourceEvents, float64(e.v), id, e.name)
+			}
+			counter(descOutageSec, ss.OutageSeconds, id)
+		}
+		state := streamState(s)
+		for _, st := range streamStates {
+			v := 0.0
+			if st == state {
+				v = 1
+			}
+			gauge(descStreamState, v, id, st)
 		}
 	}
 	gauge(descStreamsActive, float64(active))
@@ -188,4 +213,23 @@ func collectSink(si defs.SinkInfo, counter, gauge func(*prometheus.Desc, float64
 		up = 1
 	}
 	gauge(descSinkUp, up, si.Name)
+}
+
+// streamStates are the values of vinfer_stream_state's state label.
+var streamStates = [...]string{live.StateConnecting, live.StateWaitingKeyframe, live.StateRunning, live.StateStalled, live.StateFailed, "ended"}
+
+// streamState is a stream's state: its live source's health, or for a file starting
+// (connecting), running, ended or failed.
+func streamState(s *defs.StreamInfo) string {
+	switch st := s.State(); {
+	case st == defs.StateFailed:
+		return live.StateFailed
+	case st == defs.StateEnded:
+		return "ended"
+	case s.Source != nil && s.Source.State != "":
+		return s.Source.State
+	case st == defs.StateStarting:
+		return live.StateConnecting
+	}
+	return live.StateRunning
 }

@@ -904,7 +904,9 @@ function renderStreams() {
     list.append(c); // keeps the API's order
     c.classList.toggle("sel", s.id === state.selected);
     c.querySelector(".name span").textContent = s.id;
-    c.querySelector(".dot").className = "dot " + stateClass(s.state);
+    const h = health(s);
+    c.querySelector(".dot").className = "dot " + stateClass(h.st);
+    c.querySelector(".dot").title = h.why ? `${h.st}: ${h.why}` : h.st;
     c.querySelector(".src").textContent = s.source;
     c.querySelector(".src").title = s.source;
     c.querySelector(".fps").textContent = fmt(s.inferred_fps);
@@ -928,7 +930,19 @@ function renderStreams() {
 }
 
 function stateClass(st) {
-  return { running: "ok", starting: "warn", failed: "bad", ended: "idle" }[st] || "";
+  return { running: "ok", starting: "warn", connecting: "warn", waiting_keyframe: "warn", stalled: "bad",
+    failed: "bad", ended: "idle" }[st] || "";
+}
+
+// health is what a stream's dot and state say: a live source's own health (connecting,
+// waiting_keyframe, running, stalled) while the pipeline runs it, else the pipeline's state;
+// why is the reason or hint the source gives.
+function health(s) {
+  const src = s.source_stats;
+  if (src && src.State && (s.state === "running" || s.state === "starting")) {
+    return { st: src.State, why: [src.Reason, src.Hint].filter(Boolean).join("; ") };
+  }
+  return { st: s.state, why: s.error || "" };
 }
 
 function renderView() {
@@ -946,8 +960,9 @@ function renderView() {
   }
   $("#view-title").textContent = s.id;
   $("#view-source").textContent = `${s.source} · ${s.model}` + (s.live ? " · live" : "");
-  $("#view-state").textContent = s.error ? `${s.state}: ${s.error}` : s.state;
-  $("#view-state").className = "state " + s.state;
+  const h = health(s);
+  $("#view-state").textContent = h.why ? `${h.st}: ${h.why}` : h.st;
+  $("#view-state").className = "state " + h.st;
   $("#t-fps").textContent = fmt(s.inferred_fps);
   $("#t-dfps").textContent = fmt(s.decoded_fps);
   $("#t-lat").textContent = fmt(s.latency_ms, 0);

@@ -5,6 +5,7 @@
 //	vinfer run [--config FILE]                 the main job (default: the bundled sample)
 //	vinfer detect --model M.onnx --input PATH  detections for one image or video, JSON Lines
 //	vinfer dynamic-batch IN.onnx OUT.onnx      the dynamic-batch copy of a batch-1 model
+//	vinfer send FILE rtp://|rtsp://|gb28181://...  stream a file as a live camera would
 //	vinfer version
 package main
 
@@ -34,6 +35,8 @@ func main() {
 		err = versionCmd()
 	case "healthcheck":
 		err = healthcheckCmd(os.Args[2:])
+	case "send":
+		err = sendCmd(os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -58,6 +61,7 @@ func usage() {
   vinfer dynamic-batch IN.onnx OUT.onnx      write the dynamic-batch copy of a batch-1 model (what run does at load)
   vinfer version                             print versions
   vinfer healthcheck [--url URL]             exit 0 when a running vinfer's /healthz answers 200 (container HEALTHCHECK)
+  vinfer send [--serve] FILE URL             stream a video file, looping, in real time to rtp://, rtsp:// or gb28181:// (a test camera)
 Run 'vinfer COMMAND -h' for a command's flags.
 `)
 }

@@ -107,6 +107,16 @@ func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration) {
 				fmt.Fprintf(w, "  %s %d", r, c)
 			}
 		}
+		if ss := s.Source; ss != nil { // a live source: what the network did to it
+			fmt.Fprintf(w, "  %s  packets %d lost %d", ss.State, ss.Packets, ss.Lost)
+			if n := ss.Packets + ss.Lost; n > 0 && ss.Lost > 0 {
+				fmt.Fprintf(w, " (%.1f%%)", 100*float64(ss.Lost)/float64(n))
+			}
+			fmt.Fprintf(w, " damaged %d reconnects %d", ss.Damaged, ss.Reconnects)
+			if ss.Outages > 0 {
+				fmt.Fprintf(w, " outages %d (%.0fs)", ss.Outages, ss.OutageSeconds)
+			}
+		}
 		if s.Err != nil {
 			fmt.Fprintf(w, "  error: %v", s.Err)
 		}

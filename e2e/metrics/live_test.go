@@ -33,6 +33,7 @@ func newLossyRelay(t *testing.T, target string, nth int64) *lossyRelay {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_ = conn.SetReadBuffer(4 << 20) // a loaded machine must not drop datagrams at the relay
 	out, err := net.Dial("udp", target)
 	if err != nil {
 		t.Fatal(err)

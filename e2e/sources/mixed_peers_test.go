@@ -64,7 +64,8 @@ func (s *rtspServer) start() {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.srv = &gortsplib.Server{Handler: s, RTSPAddress: s.addr}
+	// a writer held back by a loaded machine catches up at once: room for a whole clip
+	s.srv = &gortsplib.Server{Handler: s, RTSPAddress: s.addr, WriteQueueSize: 4096}
 	if err := s.srv.Start(); err != nil {
 		s.t.Fatalf("RTSP server: %v", err)
 	}

@@ -138,6 +138,10 @@ func NewRelay(t testing.TB, port int, target string, loss float64, seed uint64) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A relay that a loaded machine does not schedule for a while must not lose datagrams of
+	// its own: a buffer as large as the sources' (udpmux.ReadBufferSize; Linux caps it at
+	// net.core.rmem_max), so that only the seeded loss drops packets.
+	_ = conn.SetReadBuffer(4 << 20)
 	r := &Relay{conn: conn, target: ta, loss: loss, rng: rand.New(rand.NewPCG(seed, seed))}
 	r.Lossy.Store(true)
 	out, err := net.DialUDP("udp", nil, ta)

@@ -22,8 +22,10 @@ const mask33 = 1<<33 - 1
 //
 // The program stream of one frame is carried by RTP packets of one timestamp, the last with
 // the marker bit: at the marker (or when the timestamp changes, for senders that do not set it)
-// the Demuxer is flushed and the frame delivered at once. After loss, packets up to the next
-// timestamp are skipped and delivery resumes at the next key frame, as in rtp.Depacketizer.
+// the Demuxer is flushed and the frame delivered at once. Loss degrades, it does not stop, as
+// in rtp.Depacketizer: a frame that lost packets is delivered cut at its first gap
+// (ps.Demuxer.Cut; counted as Damaged) and the decoder conceals the rest; decoding starts,
+// and resumes after a restart or a full queue, at a key frame.
 type psDepacketizer struct {
 	clock   *timestamp.Clock
 	wall    *timestamp.Wallclock
@@ -37,7 +39,9 @@ type psDepacketizer struct {
 	inFrame     bool
 	ts          uint32 // RTP timestamp of the frame in progress
 	arrival     time.Time
-	damaged     bool
+	damaged     bool // the frame in progress lost packets: the rest of it is skipped
+	cutting     bool // the frame being delivered was cut at a gap
+	stamped     bool // the frame in progress went through stamp
 	lossPending bool
 	waitKey     bool
 	disc        bool
@@ -58,26 +62,25 @@ func (p *psDepacketizer) init() {
 // Push implements rtp.Handler.
 func (p *psDepacketizer) Push(pkt *pionrtp.Packet, arrival time.Time) {
 	newFrame := !p.inFrame || pkt.Timestamp != p.ts
-	damageNew := false
 	if p.lossPending {
+		// Lost packets between two of one timestamp were that frame's: it is cut at the gap
+		// (what arrived is delivered, counted as damaged) and its later packets are skipped.
+		// Lost packets before a new timestamp were the tail of the last frame (cut there) or
+		// the head of the new one, which then lacks its pack header: the demuxer skips it up
+		// to the next one.
 		p.lossPending = false
 		if p.inFrame && !p.damaged {
-			p.damaged = true
-			p.demux.Reset()
-			p.stats.Dropped.Add(1)
+			p.cut()
 		}
-		damageNew = newFrame
+		if newFrame {
+			p.demux.Reset()
+		}
 	}
 	if p.inFrame && newFrame {
 		p.endFrame()
 	}
 	if newFrame {
-		p.inFrame, p.ts, p.arrival = true, pkt.Timestamp, arrival
-		p.damaged = damageNew
-		if damageNew {
-			p.demux.Reset() // resynchronise at the next pack header
-			p.stats.Dropped.Add(1)
-		}
+		p.inFrame, p.ts, p.arrival, p.damaged, p.stamped = true, pkt.Timestamp, arrival, false, false
 	}
 	if !p.damaged {
 		p.demux.Write(pkt.Payload)
@@ -87,11 +90,19 @@ func (p *psDepacketizer) Push(pkt *pionrtp.Packet, arrival time.Time) {
 	}
 }
 
+// cut delivers what arrived of the frame in progress, damaged, and skips the rest of it.
+func (p *psDepacketizer) cut() {
+	p.damaged, p.cutting = true, true
+	p.demux.Cut()
+	p.cutting = false
+}
+
 func (p *psDepacketizer) endFrame() {
-	if p.damaged {
-		p.stamp(nil) // keep the clock on the stream's timeline
-	} else {
+	if !p.damaged {
 		p.demux.Flush()
+	}
+	if !p.stamped {
+		p.stamp(nil) // keep the clock on the stream's timeline
 	}
 	p.inFrame, p.damaged = false, false
 }
@@ -100,6 +111,7 @@ func (p *psDepacketizer) endFrame() {
 // else its RTP timestamp moved by the last known difference between the two. Every frame,
 // delivered or not, goes through it, so the clock follows the stream.
 func (p *psDepacketizer) stamp(f *ps.Frame) time.Duration {
+	p.stamped = true
 	ts := p.ts
 	switch {
 	case f != nil && f.HasPTS:
@@ -118,18 +130,16 @@ func (p *psDepacketizer) stamp(f *ps.Frame) time.Duration {
 	return pts
 }
 
-// Loss implements rtp.Handler.
+// Loss implements rtp.Handler. Loss degrades, it does not stop: delivery goes on (Push).
 func (p *psDepacketizer) Loss() {
 	p.lossPending = true
-	p.waitKey = true
-	p.disc = p.started
 }
 
 // Restart implements rtp.Handler.
 func (p *psDepacketizer) Restart() {
 	p.demux.Reset()
 	p.b.Reset()
-	p.inFrame, p.damaged, p.lossPending = false, false, false
+	p.inFrame, p.damaged, p.lossPending, p.cutting = false, false, false, false
 	p.waitKey = true
 	p.disc = p.started
 	p.haveOffset = false
@@ -185,6 +195,9 @@ func (p *psDepacketizer) frame(f *ps.Frame) {
 		return
 	}
 	p.stats.CountDelivered(u.Key, u.Inserted, p.disc)
+	if p.cutting {
+		p.stats.Damaged.Add(1)
+	}
 	p.waitKey, p.disc, p.started = false, false, true
 }
 

@@ -32,7 +32,7 @@ func openStream(s *config.Stream, _ source.Policy) (source.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.Logger = slog.Default().With("stream", s.ID)
+	g.Logger, g.Name = slog.Default().With("stream", s.ID), s.ID
 	if err := g.Init(); err != nil {
 		return nil, err
 	}

@@ -80,6 +80,8 @@ type Source struct {
 	MaxJump time.Duration
 	// QueueSize is the number of access units buffered for Read; 0 means live.DefaultQueueSize.
 	QueueSize int
+	// Name is the stream's id, for messages (a port clash names the stream holding it).
+	Name string
 	// Logger receives connection events; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -184,7 +186,7 @@ func (s *Source) Init() error {
 
 func (s *Source) openUDP() error {
 	var err error
-	if s.sub, err = udpmux.Subscribe(s.ListenAddr, s.SSRC); err != nil {
+	if s.sub, err = udpmux.SubscribeAs(s.ListenAddr, s.SSRC, s.owner(), false); err != nil {
 		return fmt.Errorf("gb28181: %w", err)
 	}
 	rtcpAddr := s.RTCPAddr
@@ -198,7 +200,7 @@ func (s *Source) openUDP() error {
 		rtcpAddr = net.JoinHostPort(host, strconv.Itoa(p+1))
 	}
 	if rtcpAddr != "none" {
-		if s.rtcp, err = udpmux.Subscribe(rtcpAddr, s.SSRC); err != nil {
+		if s.rtcp, err = udpmux.SubscribeAs(rtcpAddr, s.SSRC, s.owner(), true); err != nil {
 			s.sub.Close()
 			return fmt.Errorf("gb28181: RTCP: %w", err)
 		}
@@ -329,4 +331,12 @@ func (s *Source) closeSockets() {
 	if s.ln != nil {
 		s.ln.Close()
 	}
+}
+
+// owner names the source in a port clash.
+func (s *Source) owner() string {
+	if s.Name == "" {
+		return ""
+	}
+	return "stream " + s.Name
 }

@@ -23,7 +23,7 @@ func openStream(s *config.Stream, p source.Policy) (source.Source, error) {
 		return nil, err
 	}
 	r.Roots = p.Roots
-	r.Logger = slog.Default().With("stream", s.ID)
+	r.Logger, r.Name = slog.Default().With("stream", s.ID), s.ID
 	if err := r.Init(); err != nil {
 		return nil, err
 	}

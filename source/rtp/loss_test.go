@@ -2,58 +2,16 @@ package rtp
 
 import (
 	"context"
-
-	"errors"
 	"fmt"
-	"github.com/asticode/go-astiav"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vinfer/vinfer/codec"
-	"github.com/vinfer/vinfer/frame"
+	"github.com/asticode/go-astiav"
+
 	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/media"
 )
-
-// frameCounter decodes access units twice: as FFmpeg's command line does (pictures with
-// concealed errors included) and as vinfer's pipeline does by default (those dropped).
-type frameCounter struct {
-	all, clean *codec.Decoder
-	All, Clean int
-}
-
-func newFrameCounter(t *testing.T, c media.Codec) *frameCounter {
-	t.Helper()
-	fc := &frameCounter{all: &codec.Decoder{Codec: c, OutputCorrupt: true}, clean: &codec.Decoder{Codec: c}}
-	for _, d := range []*codec.Decoder{fc.all, fc.clean} {
-		if err := d.Init(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-	}
-	return fc
-}
-
-func (fc *frameCounter) decode(t *testing.T, au *media.AccessUnit) {
-	t.Helper()
-	ctx := context.Background()
-	for _, x := range []struct {
-		d *codec.Decoder
-		n *int
-	}{{fc.all, &fc.All}, {fc.clean, &fc.Clean}} {
-		emit := func(f *frame.Frame) error { *x.n++; f.Release(); return nil }
-		var err error
-		if au == nil {
-			err = x.d.Flush(ctx, emit)
-		} else {
-			err = x.d.Decode(ctx, au, emit)
-		}
-		if err != nil && !errors.Is(err, codec.ErrCorrupt) {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestSourceLossVsFFmpeg sends a clip with FFmpeg through a relay that drops packets at
 // random, 2% and 10%, to FFmpeg's own RTP receiver and to a Source at once (the relay mirrors
@@ -73,7 +31,7 @@ func TestSourceLossVsFFmpeg(t *testing.T) {
 			ffPort := sourcetest.UDPPortPair(t)
 			ff := sourcetest.FFmpegReceive(t, sourcetest.ReceiverSDP(t, sdp, ffPort), ffPort)
 			port := sourcetest.UDPPortPair(t)
-			src := &Source{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), SDPFile: sdp, RTCPAddr: "none"}
+			src := &Source{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), SDPFile: sdp, RTCPAddr: "none", QueueSize: testQueue}
 			if err := src.Init(); err != nil {
 				t.Fatal(err)
 			}
@@ -104,11 +62,11 @@ func TestSourceLossVsFFmpeg(t *testing.T) {
 			}
 			st := src.Stats()
 			ffFrames := ff.Stop(3 * time.Second)
-			fc := newFrameCounter(t, media.CodecH264)
+			fc := sourcetest.NewFrameCounter(t, media.CodecH264)
 			for i := range aus {
-				fc.decode(t, &aus[i])
+				fc.Decode(t, &aus[i])
 			}
-			fc.decode(t, nil)
+			fc.Decode(t, nil)
 			t.Logf("loss %.0f%%: relay dropped %d packets; ffmpeg decoded %d frames; vinfer: %d access units, %d frames decoded (%d without concealment); stats %+v",
 				loss*100, relay.Dropped.Load(), ffFrames, len(aus), fc.All, fc.Clean, st)
 			t.Logf("reference: %s", strings.Join(ff.Args, " "))

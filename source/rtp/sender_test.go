@@ -14,8 +14,16 @@ import (
 )
 
 // openLogged starts a Source on a free port with a logger into logs.
+// testQueue is the tests' live queue: every access unit of the longest clip (460).
+const testQueue = 1024
+
 func openLogged(t *testing.T, s *Source, logs *testutil.LogBuffer) *Source {
 	t.Helper()
+	if s.QueueSize == 0 {
+		// room for a whole clip: a reader that a loaded machine stalls must not overflow the
+		// queue (which drops to the next key frame) in a test that expects every access unit
+		s.QueueSize = testQueue
+	}
 	s.ListenAddr = fmt.Sprintf("127.0.0.1:%d", sourcetest.UDPPortPair(t))
 	s.RTCPAddr = "none"
 	s.Logger = slog.New(slog.NewTextHandler(logs, nil))

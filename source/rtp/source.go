@@ -64,6 +64,8 @@ type Source struct {
 	MaxJump time.Duration
 	// QueueSize is the number of access units buffered for Read; 0 means live.DefaultQueueSize.
 	QueueSize int
+	// Name is the stream's id, for messages (a port clash names the stream holding it).
+	Name string
 	// Logger receives sender, timestamp and codec events; nil means slog.Default(). The
 	// registry's Open gives one that names the stream.
 	Logger *slog.Logger
@@ -127,11 +129,11 @@ func (s *Source) Init() error {
 	if err := s.depack.Init(); err != nil {
 		return err
 	}
-	if s.sub, err = udpmux.Subscribe(s.ListenAddr, s.SSRC); err != nil {
+	if s.sub, err = udpmux.SubscribeAs(s.ListenAddr, s.SSRC, s.owner(), false); err != nil {
 		return fmt.Errorf("rtp: %w", err)
 	}
 	if rtcpAddr != "" {
-		if s.rtcp, err = udpmux.Subscribe(rtcpAddr, s.SSRC); err != nil {
+		if s.rtcp, err = udpmux.SubscribeAs(rtcpAddr, s.SSRC, s.owner(), true); err != nil {
 			s.sub.Close()
 			return fmt.Errorf("rtp: RTCP: %w", err)
 		}
@@ -256,4 +258,12 @@ func (s *Source) Close() error {
 		s.q.Close()
 	})
 	return nil
+}
+
+// owner names the source in a port clash.
+func (s *Source) owner() string {
+	if s.Name == "" {
+		return ""
+	}
+	return "stream " + s.Name
 }

@@ -19,7 +19,7 @@ func TestSourceFFmpeg(t *testing.T) {
 			c := sourcetest.LoadClip(t, name)
 			path := sourcetest.Asset(t, name)
 			port := sourcetest.UDPPortPair(t)
-			src := &Source{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), SDPFile: sourcetest.FFmpegSDP(t, path)}
+			src := &Source{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), SDPFile: sourcetest.FFmpegSDP(t, path), QueueSize: testQueue}
 			if err := src.Init(); err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestSourceGarbageAndTwoStreams(t *testing.T) {
 		c := sourcetest.LoadClip(t, name)
 		path := sourcetest.Asset(t, name)
 		port := sourcetest.UDPPortPair(t)
-		src := &Source{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), SDPFile: sourcetest.FFmpegSDP(t, path)}
+		src := &Source{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), SDPFile: sourcetest.FFmpegSDP(t, path), QueueSize: testQueue}
 		if err := src.Init(); err != nil {
 			t.Fatal(err)
 		}

@@ -80,6 +80,10 @@ func (s *testServer) start() {
 		RTSPAddress:    s.addr,
 		UDPRTPAddress:  fmt.Sprintf("127.0.0.1:%d", s.rtp),
 		UDPRTCPAddress: fmt.Sprintf("127.0.0.1:%d", s.rtp+1),
+		// A writer that a loaded machine held back sends the access units it owes at once: a
+		// queue for a whole clip's packets (~1900), not the default 256 that would drop them
+		// ("write queue is full").
+		WriteQueueSize: 4096,
 	}
 	if s.tls != nil {
 		s.srv.TLSConfig = s.tls

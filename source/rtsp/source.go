@@ -23,6 +23,7 @@ import (
 	"github.com/vinfer/vinfer/internal/redact"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source"
+	"github.com/vinfer/vinfer/source/internal/udpmux"
 	"github.com/vinfer/vinfer/source/live"
 	"github.com/vinfer/vinfer/source/rtp"
 	"github.com/vinfer/vinfer/source/timestamp"
@@ -174,6 +175,10 @@ func (s *Source) session(ctx context.Context) (delivered bool, err error) {
 		WriteTimeout:   s.ReadTimeout,
 		UserAgent:      "vinfer",
 		DialTLSContext: s.dialTLS,
+		// RTP over UDP: a receive buffer as large as the RTP sources' (udpmux.ReadBufferSize,
+		// capped by net.core.rmem_max), so that a key frame's burst is not lost to the kernel
+		// while a loaded machine does not schedule the reader.
+		UDPReadBufferSize: udpmux.ReadBufferSize,
 	}
 	switch s.Transport {
 	case TransportUDP:

@@ -98,6 +98,22 @@ func (d *Demuxer) Flush() {
 	d.emit()
 }
 
+// Cut ends the frame in progress at a gap (the bytes after those written were lost): the
+// video bytes that arrived are delivered now as the frame (its elementary stream cut at the
+// gap, for the decoder to conceal the rest; counted as Cut), the partial packet is dropped,
+// and parsing resumes at the next start code. What the stream map said is kept.
+func (d *Demuxer) Cut() {
+	if d.unbounded && d.toFrame {
+		d.appendES(d.pend)
+	}
+	d.pend = d.pend[:0]
+	d.remaining, d.unbounded, d.toFrame = 0, false, false
+	if d.inFrame {
+		d.st.cut.Add(1)
+	}
+	d.emit()
+}
+
 // Reset drops everything in progress after data was lost: the partial frame (counted as
 // Truncated) and any partial packet. Parsing resumes at the next start code. What the stream
 // map said is kept.

@@ -154,6 +154,37 @@ func TestResetAndEarlyFlush(t *testing.T) {
 	}
 }
 
+// TestCut: a frame whose tail was lost is delivered cut at the gap, with its timestamps; the
+// rest of it (arriving after the gap) is junk up to the next pack, and the next frames are
+// whole. Cut points fall in the pack header, the stream map, the PES header and the payload.
+func TestCut(t *testing.T) {
+	c := sourcetest.LoadClip(t, clips[0])
+	m := Muxer{Codec: c.Codec}
+	key := m.Frame(nil, c.AnnexB(0), 9000, 9000, true)
+	es := c.AnnexB(0)
+	hdr := len(key) - len(es) // everything before the payload (a single PES: the frame fits)
+	for _, at := range []int{10, 40, hdr - 3, hdr + 1, hdr + 1000, len(key) - 1} {
+		var got []captured
+		d := Demuxer{OnFrame: capture(&got)}
+		d.Write(key[:at])
+		d.Cut()
+		d.Write(key[at+min(1400, len(key)-at-1):]) // what arrives after the gap
+		next := m.Frame(nil, c.AnnexB(1), 12600, 12600, false)
+		d.Write(next)
+		d.Flush()
+		want := max(at-hdr, 0)
+		switch {
+		case want == 0 && (len(got) != 1 || !bytes.Equal(got[0].data, c.AnnexB(1))):
+			t.Fatalf("cut at %d (before the payload): %d frames", at, len(got))
+		case want > 0 && (len(got) != 2 || !bytes.Equal(got[0].data, es[:want]) || got[0].pts != 9000 || !bytes.Equal(got[1].data, c.AnnexB(1))):
+			t.Fatalf("cut at %d: %d frames (first %d bytes, want %d)", at, len(got), len(got[0].data), want)
+		}
+		if want > 0 && d.Stats().Cut != 1 {
+			t.Fatalf("cut at %d: stats %+v", at, d.Stats())
+		}
+	}
+}
+
 // TestStreamMap checks codec selection: the map names the codec, an unsupported video stream
 // is skipped, and a map that contradicts the NAL units loses.
 func TestStreamMap(t *testing.T) {

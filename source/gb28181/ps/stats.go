@@ -37,8 +37,9 @@ type Stats struct {
 	// SplitFrames counts frames that started with the PTS of the frame delivered just before
 	// (a transport that signalled the end of a frame too early).
 	SplitFrames uint64
-	// Truncated counts frames dropped incomplete because of loss (Reset).
-	Truncated uint64
+	// Truncated counts frames dropped incomplete because of loss (Reset); Cut frames
+	// delivered incomplete, cut at a gap (Cut).
+	Truncated, Cut uint64
 	// Invalid counts headers with impossible syntax or lengths, skipped.
 	Invalid uint64
 	// UnsupportedVideo counts PES packets of video streams that are neither H.264 nor H.265
@@ -56,7 +57,7 @@ type counters struct {
 	noStreamMap, streamMapMismatch         atomic.Uint64
 	pesWithoutPTS, junkBytes, packStuffing atomic.Uint64
 	mpeg1, unboundedPES, earlyFlush        atomic.Uint64
-	splitFrames, truncated, invalid        atomic.Uint64
+	splitFrames, truncated, invalid, cut   atomic.Uint64
 	unsupportedVideo, extraVideo, oversize atomic.Uint64
 }
 
@@ -68,7 +69,7 @@ func (c *counters) snapshot() Stats {
 		NoStreamMap: c.noStreamMap.Load(), StreamMapMismatch: c.streamMapMismatch.Load(),
 		PESWithoutPTS: c.pesWithoutPTS.Load(), JunkBytes: c.junkBytes.Load(), PackStuffing: c.packStuffing.Load(),
 		MPEG1: c.mpeg1.Load(), UnboundedPES: c.unboundedPES.Load(), EarlyFlush: c.earlyFlush.Load(),
-		SplitFrames: c.splitFrames.Load(), Truncated: c.truncated.Load(), Invalid: c.invalid.Load(),
+		SplitFrames: c.splitFrames.Load(), Truncated: c.truncated.Load(), Cut: c.cut.Load(), Invalid: c.invalid.Load(),
 		UnsupportedVideo: c.unsupportedVideo.Load(), ExtraVideo: c.extraVideo.Load(), Oversize: c.oversize.Load(),
 	}
 }

@@ -97,6 +97,8 @@ type Sub struct {
 	port     *port
 	ssrc     uint32
 	any      bool
+	owner    string
+	rtcp     bool
 	overflow atomic.Uint64
 	garbage  atomic.Uint64
 	closed   sync.Once
@@ -135,13 +137,17 @@ var (
 )
 
 // ErrTaken is returned when the SSRC (or the catch-all) of a port already has a subscriber.
-var ErrTaken = errors.New("udpmux: SSRC already received by another source on this port")
+var ErrTaken = errors.New("udpmux: port taken")
 
 // Subscribe receives the RTP and RTCP datagrams of SSRC ssrc arriving on UDP address addr
 // (host:port, e.g. ":5004"); ssrc 0 receives those of every SSRC no other subscriber of the
 // port asked for. It returns an error when the port cannot be opened or when the SSRC (or the
 // catch-all) is taken.
-func Subscribe(addr string, ssrc uint32) (*Sub, error) {
+func Subscribe(addr string, ssrc uint32) (*Sub, error) { return SubscribeAs(addr, ssrc, "", false) }
+
+// SubscribeAs is Subscribe naming the subscriber (owner: "stream cam1") and what it receives
+// there (rtcp: the port is its RTCP port), so that a clash names who holds the port and why.
+func SubscribeAs(addr string, ssrc uint32, owner string, rtcp bool) (*Sub, error) {
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("udpmux: listen address %q: %w", addr, err)
@@ -170,10 +176,14 @@ func Subscribe(addr string, ssrc uint32) (*Sub, error) {
 		if len(p.all) == 0 {
 			p.close()
 		}
-		return nil, fmt.Errorf("%w (%s, SSRC %#08x)", ErrTaken, addr, ssrc)
+		holder := p.any
+		if ssrc != 0 {
+			holder = p.subs[ssrc]
+		}
+		return nil, taken(addr, ssrc, holder)
 	}
 	c := make(chan *Datagram, QueueLen)
-	s := &Sub{C: c, c: c, pool: NewPool(QueueLen), port: p, ssrc: ssrc, any: ssrc == 0}
+	s := &Sub{C: c, c: c, pool: NewPool(QueueLen), port: p, ssrc: ssrc, any: ssrc == 0, owner: owner, rtcp: rtcp}
 	if ssrc == 0 {
 		p.any = s
 	} else {
@@ -181,6 +191,22 @@ func Subscribe(addr string, ssrc uint32) (*Sub, error) {
 	}
 	p.all = append(p.all, s)
 	return s, nil
+}
+
+// taken describes a clash with holder: who holds the port, for what, and the way out.
+func taken(addr string, ssrc uint32, holder *Sub) error {
+	what := "every SSRC"
+	if ssrc != 0 {
+		what = fmt.Sprintf("SSRC %d", ssrc)
+	}
+	who := holder.owner
+	if who == "" {
+		who = "another source"
+	}
+	if holder.rtcp {
+		return fmt.Errorf("%w: %s (%s) is the RTCP port of %s (an RTP or GB28181 stream also takes the port after its own, for RTCP): give this stream a port two further on", ErrTaken, addr, what, who)
+	}
+	return fmt.Errorf("%w: %s (%s) is taken by %s: streams share a port only with an ssrc= each", ErrTaken, addr, what, who)
 }
 
 func (p *port) remove(s *Sub) {

@@ -1,0 +1,150 @@
+package send
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/url"
+
+	"github.com/bluenviron/gortsplib/v5/pkg/format"
+	"github.com/bluenviron/gortsplib/v5/pkg/format/rtph264"
+	"github.com/bluenviron/gortsplib/v5/pkg/format/rtph265"
+	pionrtp "github.com/pion/rtp"
+
+	"github.com/vinfer/vinfer/internal/h26x"
+	"github.com/vinfer/vinfer/media"
+)
+
+// payloadMax is the most RTP payload bytes per packet: 1400 keeps a packet with its IP, UDP
+// and RTP headers under a 1500-byte MTU.
+const payloadMax = 1400
+
+// packetizer cuts access units into RTP packets (RFC 6184 packetization mode 1, RFC 7798),
+// timestamps 90 kHz from the PTS plus a random offset (RFC 3550 §5.1).
+type packetizer struct {
+	forma format.Format
+	h264  *rtph264.Encoder
+	h265  *rtph265.Encoder
+	ts0   uint32
+	nalus [][]byte
+}
+
+func newPacketizer(c media.Codec, pt uint8, ssrc *uint32) (*packetizer, error) {
+	p := &packetizer{ts0: random32()}
+	switch c {
+	case media.CodecH264:
+		p.forma = &format.H264{PayloadTyp: pt, PacketizationMode: 1}
+		p.h264 = &rtph264.Encoder{PayloadType: pt, SSRC: ssrc, PayloadMaxSize: payloadMax, PacketizationMode: 1}
+		return p, p.h264.Init()
+	case media.CodecH265:
+		p.forma = &format.H265{PayloadTyp: pt}
+		p.h265 = &rtph265.Encoder{PayloadType: pt, SSRC: ssrc, PayloadMaxSize: payloadMax}
+		return p, p.h265.Init()
+	}
+	return nil, ErrCodec
+}
+
+// packets returns the RTP packets of au; the last carries the marker bit.
+func (p *packetizer) packets(au *media.AccessUnit) ([]*pionrtp.Packet, error) {
+	p.nalus = p.nalus[:0]
+	for rest := au.Data; len(rest) > 0; {
+		var n []byte
+		n, rest = h26x.NextNALU(rest)
+		if len(n) > 0 {
+			p.nalus = append(p.nalus, n)
+		}
+	}
+	if len(p.nalus) == 0 {
+		return nil, nil
+	}
+	var pkts []*pionrtp.Packet
+	var err error
+	if p.h264 != nil {
+		pkts, err = p.h264.Encode(p.nalus)
+	} else {
+		pkts, err = p.h265.Encode(p.nalus)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ts := p.ts0 + ticks90k(au.PTS)
+	for _, k := range pkts {
+		k.Timestamp = ts
+	}
+	return pkts, nil
+}
+
+func random32() uint32 {
+	var b [4]byte
+	rand.Read(b[:])
+	return binary.BigEndian.Uint32(b[:])
+}
+
+// rtpTarget sends RTP over UDP to rtp://host:port[?pt=96][&ssrc=N]. Parameter sets travel
+// in-band before every key frame, so the receiver needs only the codec.
+type rtpTarget struct {
+	conn *net.UDPConn
+	p    *packetizer
+	buf  []byte
+}
+
+func newRTPTarget(u *url.URL, c media.Codec) (*rtpTarget, error) {
+	pt, err := query(u, "pt", 96, 7)
+	if err != nil {
+		return nil, err
+	}
+	var ssrc *uint32
+	if u.Query().Has("ssrc") {
+		v, err := query(u, "ssrc", 0, 32)
+		if err != nil {
+			return nil, err
+		}
+		s := uint32(v)
+		ssrc = &s
+	}
+	p, err := newPacketizer(c, uint8(pt), ssrc)
+	if err != nil {
+		return nil, err
+	}
+	ra, err := net.ResolveUDPAddr("udp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.DialUDP("udp", nil, ra)
+	if err != nil {
+		return nil, err
+	}
+	return &rtpTarget{conn: conn, p: p}, nil
+}
+
+func (t *rtpTarget) write(au *media.AccessUnit) error {
+	pkts, err := t.p.packets(au)
+	if err != nil {
+		return err
+	}
+	for _, k := range pkts {
+		if err := marshal(k, &t.buf); err != nil {
+			return err
+		}
+		// A receiver not listening yet answers with ICMP port unreachable, which a later
+		// write reports: a camera keeps sending regardless.
+		if _, err := t.conn.Write(t.buf); err != nil && !isRefused(err) {
+			return fmt.Errorf("rtp: %w", err)
+		}
+	}
+	return nil
+}
+
+func (t *rtpTarget) close() error { return t.conn.Close() }
+
+// marshal writes k into *buf, growing it when needed.
+func marshal(k *pionrtp.Packet, buf *[]byte) error {
+	n := k.MarshalSize()
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	*buf = (*buf)[:n]
+	_, err := k.MarshalTo(*buf)
+	return err
+}
