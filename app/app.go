@@ -162,7 +162,7 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 	id := s.ID
 	sc := pipeline.StreamConfig{Stream: s, Device: -1,
 		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
-			d := &codec.Decoder{Codec: c, Name: "stream " + id}
+			d := &codec.Decoder{Codec: c, Name: "stream " + id, OutputCorrupt: s.Concealed == config.ConcealedInfer}
 			if err := d.Init(); err != nil {
 				return nil, err
 			}

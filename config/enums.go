@@ -130,3 +130,30 @@ func (p *Provider) UnmarshalText(b []byte) (err error) {
 	*p, err = enum.Parse[Provider]("provider", providerNames, b)
 	return err
 }
+
+// Concealed is what a stream does with pictures its decoder repaired by error concealment (a
+// lost packet's macroblocks filled from neighbours: AVFrame.decode_error_flags).
+type Concealed uint8
+
+// Concealed policies.
+const (
+	// ConcealedInfer infers on them, as FFmpeg and VLC show them (the default): under packet
+	// loss a stream keeps its frame rate; the source counts the damaged access units.
+	ConcealedInfer Concealed = iota
+	// ConcealedDrop drops them (counted as decode errors) until a clean picture: no detection
+	// on smeared macroblocks, at the cost of frames under loss.
+	ConcealedDrop
+)
+
+var concealedNames = []string{"infer", "drop"}
+
+func (c Concealed) String() string { return enum.Name(c, concealedNames) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (c Concealed) MarshalText() ([]byte, error) { return enum.Text("concealed", c, concealedNames) }
+
+// UnmarshalText implements encoding.TextUnmarshaler: infer or drop.
+func (c *Concealed) UnmarshalText(b []byte) (err error) {
+	*c, err = enum.Parse[Concealed]("concealed", concealedNames, b)
+	return err
+}

@@ -34,6 +34,9 @@ type Stream struct {
 	MaxFPS float64 `yaml:"max_fps,omitempty" json:"max_fps,omitempty"`
 	// Drop is the policy when inference falls behind.
 	Drop DropPolicy `yaml:"drop,omitempty" json:"drop,omitempty"`
+	// Concealed is what happens to pictures repaired by error concealment after packet loss:
+	// infer (default) or drop.
+	Concealed Concealed `yaml:"concealed,omitempty" json:"concealed,omitempty"`
 	// Transport is how an RTSP source receives media.
 	Transport Transport `yaml:"transport,omitempty" json:"transport,omitempty"`
 	// Decoder is cpu (default) or nvdec.

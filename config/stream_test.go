@@ -15,7 +15,7 @@ import (
 func TestStreamSameInYAMLAndJSON(t *testing.T) {
 	gpu := 1
 	want := Stream{ID: "cam-1", Source: "rtsp://cam/x", Model: "m", Loop: true, Realtime: true, Interval: 2, MaxFPS: 7.5,
-		Drop: DropOldest, Transport: TransportUDP, Decoder: DecoderNVDEC, GPU: &gpu}
+		Drop: DropOldest, Concealed: ConcealedDrop, Transport: TransportUDP, Decoder: DecoderNVDEC, GPU: &gpu}
 	j, err := json.Marshal(want)
 	if err != nil {
 		t.Fatal(err)
@@ -32,14 +32,14 @@ func TestStreamSameInYAMLAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, got := range []Stream{fromJSON, fromYAML} {
-		if got.ID != want.ID || got.Drop != want.Drop || got.Transport != want.Transport || got.Decoder != want.Decoder ||
+		if got.ID != want.ID || got.Drop != want.Drop || got.Concealed != want.Concealed || got.Transport != want.Transport || got.Decoder != want.Decoder ||
 			got.GPU == nil || *got.GPU != 1 || got.MaxFPS != 7.5 || !got.Loop || !got.Realtime || got.Interval != 2 {
 			t.Fatalf("round trip: %+v, want %+v", got, want)
 		}
 	}
 	var keys map[string]any
 	json.Unmarshal(j, &keys)
-	for _, k := range []string{"id", "source", "model", "loop", "realtime", "interval", "max_fps", "drop", "transport", "decoder", "gpu"} {
+	for _, k := range []string{"id", "source", "model", "loop", "realtime", "interval", "max_fps", "drop", "concealed", "transport", "decoder", "gpu"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("JSON lacks %q: %s", k, j)
 		}
@@ -77,6 +77,10 @@ func TestEnumWords(t *testing.T) {
 	}
 	if DropAuto.Resolve(true) != DropOldest || DropAuto.Resolve(false) != DropBlock || DropBlock.Resolve(true) != DropBlock {
 		t.Fatal("Resolve")
+	}
+	var c Concealed
+	if err := json.Unmarshal([]byte(`"keep"`), &c); err == nil || !strings.Contains(err.Error(), "use infer or drop") {
+		t.Fatalf("bad concealed word: %v", err)
 	}
 	var tr Transport
 	if err := tr.UnmarshalText(nil); err != nil || tr != TransportAuto {

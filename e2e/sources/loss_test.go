@@ -1,0 +1,85 @@
+package sources_test
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/apptest"
+	"github.com/vinfer/vinfer/internal/sourcetest"
+	"github.com/vinfer/vinfer/internal/testutil"
+	"github.com/vinfer/vinfer/pipeline"
+	"github.com/vinfer/vinfer/sink"
+)
+
+// TestLossyRTPInfers: FFmpeg sends the clip as RTP through a relay that drops 10% of the
+// packets at random, mirrored to FFmpeg's own receiver (one loss pattern for both). The app
+// (default settings: concealed pictures are inferred) must infer at least 80% of the frames
+// FFmpeg decodes and find objects on them: concealment smears a lost slice into the P-frames
+// after it until the next key frame (every 60 frames here), so fewer frames show a car than in
+// the clean file (the same app, every 4th frame); at least half as many must (docs/live.md).
+func TestLossyRTPInfers(t *testing.T) {
+	clipPath := sourcetest.Asset(t, mixedClip)
+	sdp := sourcetest.FFmpegSDP(t, clipPath)
+	ffPort := sourcetest.UDPPortPair(t)
+	ff := sourcetest.FFmpegReceive(t, sourcetest.ReceiverSDP(t, sdp, ffPort), ffPort)
+	rtpPort := sourcetest.UDPPortPair(t)
+	cfg := &config.Config{
+		Models: []config.Model{{Name: "yolox", Path: sourcetest.Asset(t, "models/yolox_nano_416.onnx")}},
+		Streams: []config.Stream{
+			{ID: "file", Source: clipPath, Model: "yolox", Interval: 4},
+			{ID: "rtp", Source: fmt.Sprintf("rtp://127.0.0.1:%d?codec=h264", rtpPort), Model: "yolox", Drop: config.DropBlock},
+		},
+	}
+	logs := &logBuffer{}
+	rec := &resultLog{}
+	a := apptest.MustApp(t, cfg, app.Options{Sinks: []sink.Sink{rec},
+		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	t.Cleanup(func() { a.Stop() })
+	for _, s := range cfg.Streams {
+		if err := a.AddStream(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relay := sourcetest.NewRelay(t, 0, fmt.Sprintf("127.0.0.1:%d", rtpPort), 0.10, 2026)
+	relay.Mirror(t, fmt.Sprintf("127.0.0.1:%d", ffPort))
+	snd := sourcetest.Start(t, sourcetest.Tool(t, "ffmpeg"), "-v", "error", "-readrate", "3", "-i", clipPath,
+		"-map", "0:v:0", "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "rtp",
+		fmt.Sprintf("rtp://127.0.0.1:%d?pkt_size=1400", relay.Port()))
+	if out, err := snd.Wait(5 * time.Minute); err != nil {
+		t.Fatalf("sender: %v %s", err, out)
+	}
+	ffFrames := ff.Stop(3 * time.Second)
+	stats := func(id string) *pipeline.StreamStats {
+		s, ok := a.Pipeline.Stream(id)
+		if !ok {
+			t.Fatalf("stream %s gone", id)
+		}
+		return s.Stats
+	}
+	testutil.Eventually(t, 3*time.Minute, "the RTP stream inferring 80% of FFmpeg's frames", func() bool {
+		st := stats("rtp")
+		return st.Inferred.Load()*10 >= int64(ffFrames)*8 && st.Inferred.Load() == st.Decoded.Load()
+	})
+	testutil.Eventually(t, 3*time.Minute, "the file stream's end", func() bool { return len(rec.get("file")) == 95 })
+	rate := func(id string) (float64, int) {
+		rs := rec.get(id)
+		with := 0
+		for _, r := range rs {
+			if len(r.dets) > 0 {
+				with++
+			}
+		}
+		return float64(with) / float64(len(rs)), len(rs)
+	}
+	fileRate, _ := rate("file")
+	rtpRate, n := rate("rtp")
+	t.Logf("10%% loss: relay dropped %d packets; FFmpeg decoded %d frames, the pipeline inferred %d (%.0f%%); frames with detections: %.0f%% (clean file %.0f%%)",
+		relay.Dropped.Load(), ffFrames, n, 100*float64(n)/float64(ffFrames), 100*rtpRate, 100*fileRate)
+	if rtpRate < 0.5*fileRate {
+		t.Errorf("objects found on %.0f%% of the lossy stream's frames, %.0f%% of the clean file's", 100*rtpRate, 100*fileRate)
+	}
+}
