@@ -6,16 +6,32 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 ./scripts/setup.sh
 export PATH=$PATH:/usr/local/go/bin
+logs=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
+
+# Beside the rest, at low priority: the container image test (a root filesystem from Debian's
+# packages and a static FFmpeg build: mostly network waits and one long compile on a fresh
+# machine) and the Helm chart's tests, their own Go module (helm's library and the Kubernetes
+# API types: a long first compile). The chart module uses vinfer's config package through a
+# replace directive, so a change of vinfer's go.mod may need `cd charts && go mod tidy`;
+# -mod=mod lets CI resolve it meanwhile.
+nice -n 10 go test -count=1 -timeout 30m ./e2e/image/ >"$logs/image" 2>&1 &
+image=$!
+(cd charts && nice -n 10 go vet -mod=mod ./... && nice -n 10 go test -mod=mod -count=1 -timeout 30m ./...) >"$logs/charts" 2>&1 &
+charts=$!
+
 go vet ./...
-# The live-source packages stream real peers on loopback in real time: one package at a time,
-# so they do not starve each other on a small CI machine.
-go test -count=1 -timeout 20m $(go list ./... | grep -v -e /source -e /e2e/sources)
-go test -count=1 -timeout 20m -p 1 ./source/... ./e2e/sources/
+# Most tests wait on peers (brokers, RTP senders, browsers) more than they compute: four
+# packages at a time keep both cores busy. Every test is written to pass on a loaded machine.
+go test -count=1 -timeout 20m -p 4 $(go list ./... | grep -v -e /e2e/image)
 go test -count=1 -race -timeout 20m ./frame/... ./pipeline/...
 # The whole-app pipeline tests that predate the scene layer, under the race detector too (the
 # scene test's 700 frames would take ten minutes there; its logic is race-tested in ./pipeline).
 go test -count=1 -race -timeout 20m -run 'TestFilesLoseNothing|TestSlowInference|TestIntervalAndFPSCap|TestStopDrains|TestCascade' ./e2e/pipeline/
-# The Helm chart's tests: their own Go module (helm's library and the Kubernetes API types). It
-# uses vinfer's config package through a replace directive, so a change of vinfer's go.mod may
-# need `cd charts && go mod tidy`; -mod=mod lets CI resolve it meanwhile.
-(cd charts && go vet -mod=mod ./... && go test -mod=mod -count=1 -timeout 20m ./...)
+
+status=0
+for job in image charts; do
+  pid=${!job}
+  if wait "$pid"; then tail -n 3 "$logs/$job"; else echo "--- $job tests failed:"; cat "$logs/$job"; status=1; fi
+done
+exit $status
