@@ -512,6 +512,7 @@ type action struct {
 	kind  int // stop, release, take, start
 	rev   uint64
 	entry regEntry
+	from  string // actTake: the node holding the owner key
 }
 
 const (
@@ -566,7 +567,7 @@ func (n *Node) plan() []action {
 		case !owned:
 			acts = append(acts, action{id: id, kind: actCreate, entry: e})
 		case o.v.Node == n.name || !live[o.v.Node]:
-			acts = append(acts, action{id: id, kind: actTake, rev: o.rev, entry: e})
+			acts = append(acts, action{id: id, kind: actTake, rev: o.rev, entry: e, from: o.v.Node})
 		}
 	}
 	for id, o := range n.owners {
@@ -618,9 +619,8 @@ func (n *Node) reconcile() {
 				break
 			}
 			n.mu.Lock() // the watcher brings the same revision later
-			prev := n.owners[a.id].v.Node
 			n.owners[a.id] = item[ownerEntry]{v: ownerEntry{Node: n.name, Instance: n.instance}, rev: rev}
-			if a.kind == actTake && prev != n.name {
+			if a.kind == actTake && a.from != n.name {
 				n.counters["taken_over"]++
 			}
 			n.mu.Unlock()
