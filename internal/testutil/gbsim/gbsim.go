@@ -38,8 +38,12 @@ type Device struct {
 	ID, Password, ServerID, Domain, Server, Transport string
 	// Channels are the catalog's four channel IDs (the device's first 10 digits, type 131).
 	Channels []string
-	// Clip is what an INVITEd session sends (set before the INVITE; nil: sessions send nothing).
-	Clip *sourcetest.Clip
+	// Clip is what an INVITEd session sends, once from its first sample (set before the INVITE;
+	// nil: sessions send nothing); Speed its pace, in times real time (0: 4).
+	Clip  *sourcetest.Clip
+	Speed float64
+	// Sent counts the clip's frames sent, all sessions together.
+	Sent atomic.Int64
 	// Invites, Byes and Queries count the requests received.
 	Invites, Byes, Queries atomic.Int64
 	// LastInviteSDP is the last INVITE's offer (a string).
@@ -427,7 +431,7 @@ func (d *Device) answer(m *Msg) {
 		}
 	}
 	n, _ := strconv.ParseUint(ssrc, 10, 32)
-	s := &session{clip: d.Clip, ssrc: uint32(n), target: net.JoinHostPort(ip, port), tcp: tcp, done: make(chan struct{})}
+	s := &session{clip: d.Clip, speed: d.Speed, sent: &d.Sent, ssrc: uint32(n), target: net.JoinHostPort(ip, port), tcp: tcp, done: make(chan struct{})}
 	localIP, _, _ := net.SplitHostPort(d.local)
 	mport, msetup := "15060", ""
 	if tcp {
@@ -483,7 +487,8 @@ type session struct {
 	once   sync.Once
 	done   chan struct{}
 	wg     sync.WaitGroup
-	sent   atomic.Int64
+	speed  float64
+	sent   *atomic.Int64
 }
 
 func (s *session) start() {
@@ -513,7 +518,10 @@ func (s *session) start() {
 		var frame, out []byte
 		seq := uint16(rand.Uint32())
 		start := time.Now()
-		const rate = 4 // times real time
+		rate := s.speed
+		if rate <= 0 {
+			rate = 4
+		}
 		for i := range s.clip.Samples {
 			smp := s.clip.Samples[i]
 			at := start.Add(time.Duration(float64(smp.DTS-s.clip.Samples[0].DTS) / 90000 / rate * float64(time.Second)))
