@@ -256,6 +256,57 @@ func TestOfflineAndBack(t *testing.T) {
 	}
 }
 
+// TestManyChannels: the four channels of one device, opened at once, are INVITEd at once, each
+// with its own SSRC and media port, and all play; a MediaStatus 121 (the stream ended) in one
+// session's Call-ID ends that session only, and its channel is INVITEd again and plays.
+func TestManyChannels(t *testing.T) {
+	clip := sourcetest.LoadClip(t, clipName)
+	s := startServer(t, nil)
+	d := gbsim.New(t, testServerID, sipAddr(s), "UDP", testDevice, testPassword)
+	d.Clip = clip
+	var chans []*Channel
+	for i, ch := range d.Channels {
+		src, err := s.OpenChannel(fmt.Sprintf("cam%d", i), gb28181.Channel{DeviceID: d.ID, ChannelID: ch, Transport: gb28181.TransportUDP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { src.Close() })
+		chans = append(chans, src.(*Channel))
+	}
+	if m := d.Register(testPassword, 3600); m.Status() != 200 {
+		t.Fatal(m.Start)
+	}
+	ssrcs, ports := map[string]bool{}, map[int]bool{}
+	for _, c := range chans {
+		readN(t, c, 10)
+		ssrcs[c.SSRC().String()], ports[c.Port()] = true, true
+	}
+	if len(ssrcs) != 4 || len(ports) != 4 || d.Invites.Load() != 4 || d.SessionCount() != 4 {
+		t.Fatalf("%d SSRCs, %d ports, %d INVITEs, %d sessions: want 4 of each", len(ssrcs), len(ports), d.Invites.Load(), d.SessionCount())
+	}
+
+	st, callID := chans[2].State()
+	if st != StatePlaying || callID == "" {
+		t.Fatalf("channel 2: %s %q", st, callID)
+	}
+	if m := d.EndMedia(callID, d.Channels[2]); m.Status() != 200 {
+		t.Fatalf("MediaStatus: %s", m.Start)
+	}
+	testutil.Eventually(t, 30*time.Second, "channel 2 INVITEd again after MediaStatus 121", func() bool {
+		st, id := chans[2].State()
+		return s.Counters.MediaStatus.Load() == 1 && d.Invites.Load() == 5 && st == StatePlaying && id != callID
+	})
+	readN(t, chans[2], 10)
+	for i, c := range chans {
+		if st, _ := c.State(); st != StatePlaying {
+			t.Errorf("channel %d: %s", i, st)
+		}
+	}
+	if n := d.Invites.Load(); n != 5 {
+		t.Fatalf("%d INVITEs: only channel 2 should have been invited again", n)
+	}
+}
+
 // readN reads n access units (the clip may start anywhere after a restart).
 func readN(t *testing.T, c *Channel, n int) {
 	t.Helper()

@@ -284,6 +284,11 @@ func (d *Device) reply(m *Msg, code int, reason, ctype string, body []byte) {
 
 // request sends a request and waits for its final response.
 func (d *Device) request(method, uri string, extra []string, ctype string, body []byte) *Msg {
+	return d.requestIn("", method, uri, extra, ctype, body)
+}
+
+// requestIn is request with a Call-ID ("": the registration's for REGISTER, a new one else).
+func (d *Device) requestIn(callID, method, uri string, extra []string, ctype string, body []byte) *Msg {
 	n := d.cseq.Add(1)
 	key := fmt.Sprintf("%d %s", n, method)
 	w := make(chan *Msg, 1)
@@ -299,8 +304,11 @@ func (d *Device) request(method, uri string, extra []string, ctype string, body 
 		to = d.ServerID
 	}
 	fmt.Fprintf(&b, "To: <sip:%s@%s>\r\n", to, d.Domain)
-	callID := d.callID
-	if method != "REGISTER" {
+	switch {
+	case callID != "":
+	case method == "REGISTER":
+		callID = d.callID
+	default:
 		callID = fmt.Sprintf("%d", rand.Uint64())
 	}
 	fmt.Fprintf(&b, "Call-ID: %s\r\nCSeq: %d %s\r\nMax-Forwards: 70\r\nUser-Agent: sim\r\n", callID, n, method)
@@ -457,6 +465,19 @@ func (d *Device) answer(m *Msg) {
 	d.sessions[m.Get("Call-ID")] = s
 	d.mu.Unlock()
 	d.reply(m, 200, "OK", "APPLICATION/SDP", []byte(body))
+}
+
+// EndMedia stops sending on the session callID and notifies the platform with MediaStatus 121
+// (GB/T 28181-2016 §A.2.5: the stream ended) in that session's Call-ID; it returns the
+// response.
+func (d *Device) EndMedia(callID, channel string) *Msg {
+	d.mu.Lock()
+	if s := d.sessions[callID]; s != nil {
+		s.stop()
+	}
+	d.mu.Unlock()
+	body := fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Notify>\r\n<CmdType>MediaStatus</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<NotifyType>121</NotifyType>\r\n</Notify>\r\n", rand.IntN(1e6), channel)
+	return d.requestIn(callID, "MESSAGE", fmt.Sprintf("sip:%s@%s", d.ServerID, d.Domain), nil, "Application/MANSCDP+xml", []byte(body))
 }
 
 // StopMedia stops sending on every session, which stay open (media stops, the device stays).
