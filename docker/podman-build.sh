@@ -49,11 +49,17 @@ if [ "${BASES:-0}" = 1 ] || ! podman image exists "$golang"; then
     *) log "/usr/local/go is $(/usr/local/go/bin/go env GOVERSION), the Dockerfile wants 1.26"; exit 1 ;;
   esac
   log "$golang from $slim and /usr/local/go ($(/usr/local/go/bin/go env GOVERSION))"
-  podman build $BUILD_OPTS --pull=never --network=host -v /usr/local/go:/host-go:ro -t "$golang" -f - "$root/docker" <<'EOF'
+  # The local CAs of this machine (/usr/local/share/ca-certificates: a TLS-inspecting egress
+  # proxy's) go into the build base, so that go mod download and the ONNX Runtime fetch work
+  # here; the runtime image gets none of them.
+  mkdir -p /usr/local/share/ca-certificates
+  podman build $BUILD_OPTS --pull=never --network=host -v /usr/local/go:/host-go:ro \
+    -v /usr/local/share/ca-certificates:/host-ca:ro -t "$golang" -f - "$root/docker" <<'EOF'
 FROM docker.io/library/debian:bookworm-slim
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       ca-certificates curl git gcc libc6-dev make pkg-config xz-utils >/dev/null && \
-    rm -rf /var/lib/apt/lists/* && cp -a /host-go /usr/local/go
+    rm -rf /var/lib/apt/lists/* && cp -a /host-go /usr/local/go && \
+    (cp /host-ca/*.crt /usr/local/share/ca-certificates/ 2>/dev/null || true) && update-ca-certificates >/dev/null
 ENV GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 WORKDIR /go
 EOF
