@@ -1,10 +1,15 @@
 package api
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/vinfer/vinfer/config"
@@ -112,7 +117,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, node, base stri
 			pr.SetXForwarded()
 		},
 		FlushInterval: -1, // event streams
+		ModifyResponse: func(*http.Response) error {
+			s.Metrics.ObserveForward(node, nil)
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			s.Metrics.ObserveForward(node, err)
 			writeError(w, http.StatusBadGateway, "node %s, which runs this stream, did not answer: %v", node, err)
 		},
 	}
@@ -177,3 +187,141 @@ func (s *Server) clusterDelete(w http.ResponseWriter, r *http.Request) {
 
 // inCluster reports whether stream changes go through the cluster's registry.
 func (s *Server) inCluster() bool { return s.Cluster != nil }
+
+// peerListTimeout bounds one node's answer to a cluster-wide GET /api/streams; maxPeerList
+// bounds its size.
+const (
+	peerListTimeout = 3 * time.Second
+	maxPeerList     = 32 << 20
+)
+
+// peerClient asks the other nodes for their streams (no redirects followed).
+var peerClient = &http.Client{
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// clusterStreams answers GET /api/streams on a cluster node: every stream of the registry,
+// sorted by id, each as its owner reports it (GET /api/streams?scope=local on that node, asked
+// with the client's token) plus "node" (its owner, "" when none) and "placement" (running,
+// moving, unowned, pending: GET /api/cluster's state). A stream no node reports yet has only
+// its id, model, node, placement and a state: starting (its owner has not listed it yet),
+// unreachable (its owner did not answer), or its placement. Nodes that did not answer are in
+// "errors" (node → why).
+func (s *Server) clusterStreams(w http.ResponseWriter, r *http.Request, local []StreamView) {
+	v := s.Cluster.ClusterView()
+	type answer struct {
+		node    string
+		streams []map[string]json.RawMessage
+		err     error
+	}
+	var peers []defs.ClusterNode
+	for _, n := range v.Nodes {
+		if n.Live && n.Name != v.Self && n.URL != "" {
+			peers = append(peers, n)
+		}
+	}
+	answers := make(chan answer, len(peers))
+	for _, n := range peers {
+		go func() {
+			st, err := s.peerStreams(r, n.URL, v.Self)
+			answers <- answer{n.Name, st, err}
+		}()
+	}
+	byID := map[string]map[string]json.RawMessage{}
+	var order []string
+	add := func(node string, m map[string]json.RawMessage) {
+		var id string
+		if json.Unmarshal(m["id"], &id) != nil || id == "" {
+			return
+		}
+		if _, dup := byID[id]; dup {
+			return // a stream listed by two nodes for an instant (a handover): the first answer
+		}
+		m["node"] = jsonString(node)
+		byID[id] = m
+		order = append(order, id)
+	}
+	for _, sv := range local {
+		b, _ := json.Marshal(sv)
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) == nil {
+			add(v.Self, m)
+		}
+	}
+	errs := map[string]string{}
+	for range peers {
+		a := <-answers
+		if a.err != nil {
+			errs[a.node] = a.err.Error()
+			continue
+		}
+		for _, m := range a.streams {
+			add(a.node, m)
+		}
+	}
+	out := make([]map[string]json.RawMessage, 0, len(v.Streams)+len(order))
+	inRegistry := map[string]bool{}
+	for _, cs := range v.Streams {
+		inRegistry[cs.ID] = true
+		m, ok := byID[cs.ID]
+		if !ok {
+			state := cs.State
+			switch _, down := errs[cs.Owner]; {
+			case down:
+				state = "unreachable"
+			case cs.Owner != "":
+				state = "starting"
+			}
+			m = map[string]json.RawMessage{"id": jsonString(cs.ID), "model": jsonString(cs.Model), "source": jsonString(""),
+				"state": jsonString(state), "node": jsonString(cs.Owner), "dropped": json.RawMessage("{}"), "classes": json.RawMessage("{}")}
+		}
+		m["placement"] = jsonString(cs.State)
+		out = append(out, m)
+	}
+	for _, id := range order { // running on a node, not (or no longer) in the registry
+		if !inRegistry[id] {
+			out = append(out, byID[id])
+		}
+	}
+	body := map[string]any{"streams": out, "self": v.Self}
+	if len(errs) > 0 {
+		body["errors"] = errs
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// peerStreams asks the node at base for its own streams, with the client's token.
+func (s *Server) peerStreams(r *http.Request, base, self string) ([]map[string]json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), peerListTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/api/streams?scope=local", nil)
+	if err != nil {
+		return nil, fmt.Errorf("bad advertised URL: %w", err)
+	}
+	if a := r.Header.Get("Authorization"); a != "" {
+		req.Header.Set("Authorization", a)
+	} else if t, _ := bearer(r); t != "" {
+		req.Header.Set("Authorization", "Bearer "+t)
+	}
+	req.Header.Set(forwardedHeader, self)
+	resp, err := peerClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("answered %s", resp.Status)
+	}
+	var v struct {
+		Streams []map[string]json.RawMessage `json:"streams"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxPeerList)).Decode(&v); err != nil {
+		return nil, fmt.Errorf("unreadable answer: %w", err)
+	}
+	return v.Streams, nil
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}

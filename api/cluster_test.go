@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -75,6 +76,10 @@ func TestClusterRoutes(t *testing.T) {
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- seen{r.URL.RequestURI(), r.Header.Get("Authorization"), r.Header.Get("Origin"), r.Header.Get("X-Vinfer-Forwarded-By")}
 		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/streams" {
+			fmt.Fprint(w, `{"streams":[{"id":"cam1","state":"running","inferred":5}]}`)
+			return
+		}
 		fmt.Fprint(w, `{"id":"cam1","state":"running"}`)
 	}))
 	defer other.Close()
@@ -101,6 +106,27 @@ func TestClusterRoutes(t *testing.T) {
 		t.Fatalf("cluster view %+v", view)
 	}
 
+	// GET /api/streams is cluster-wide: the other node's streams, asked with the client's token.
+	var all struct {
+		Streams []struct {
+			ID, State, Node, Placement string
+			Inferred                   int
+		}
+	}
+	e.want("GET", "/api/streams", "", http.StatusOK, &all)
+	if len(all.Streams) != 1 || all.Streams[0].ID != "cam1" || all.Streams[0].Node != "other" || all.Streams[0].Inferred != 5 ||
+		all.Streams[0].Placement != "running" {
+		t.Fatalf("cluster-wide streams: %+v", all)
+	}
+	if s := <-got; s.path != "/api/streams?scope=local" || s.auth != "Bearer tok" || s.fwd != "self" {
+		t.Fatalf("asked the other node as %+v", s)
+	}
+	e.want("GET", "/api/streams?scope=local", "", http.StatusOK, &all)
+	if len(all.Streams) != 0 {
+		t.Fatalf("local streams: %+v", all)
+	}
+	e.want("GET", "/api/streams?scope=nope", "", http.StatusBadRequest, nil)
+
 	req, _ := http.NewRequest("GET", e.url+"/api/streams/cam1?x=1", nil)
 	req.Header.Set("Authorization", "Bearer tok")
 	req.Header.Set("Origin", e.url) // same origin: passes this node's guard, not sent on
@@ -126,6 +152,17 @@ func TestClusterRoutes(t *testing.T) {
 	req.Header.Set("X-Vinfer-Forwarded-By", "other")
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("forwarded twice: %v %v", err, resp.Status)
+	}
+
+	// The cluster's metrics: the nodes, the streams per node, the forwarded request.
+	metrics := string(e.want("GET", "/metrics", "", http.StatusOK, nil))
+	for _, want := range []string{`vinfer_cluster_member 1`, `vinfer_cluster_nodes{state="live"} 2`,
+		`vinfer_cluster_streams{node="other"} 1`, `vinfer_cluster_registry_streams{state="running"} 1`,
+		`vinfer_cluster_forwarded_requests_total{node="other",result="ok"} 1`,
+		`vinfer_cluster_ownership_changes_total{kind="started"} 0`} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 
 	e.want("DELETE", "/api/streams/cam1", "", http.StatusNoContent, nil)

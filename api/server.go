@@ -8,13 +8,14 @@
 //	GET    /healthz                          process alive
 //	GET    /readyz                           200 when models are loaded and sources started, else 503 with reasons
 //	GET    /api                              this route list
-//	GET    /api/streams                      streams with counters and rates
+//	GET    /api/streams                      streams with counters and rates; in a cluster every node's, each with its node (?scope=local: this node's)
 //	POST   /api/streams                      add a stream: a config.Stream, {"id","source","model",...} as in the config file
 //	GET    /api/streams/{id}                 one stream
 //	DELETE /api/streams/{id}                 stop and remove a stream
 //	GET    /api/streams/{id}/scene           zones and lines with their live counts
 //	PUT    /api/streams/{id}/scene           replace zones and lines: {"zones":[…],"lines":[…]} (applied at the next frame)
 //	GET    /api/streams/{id}/snapshot.jpg    latest frame, boxes and labels drawn (?boxes=0, ?width=N, ?quality=Q, ?wait=0)
+//	GET    /api/cluster                      the cluster's nodes, and which node runs which stream (cluster: section)
 //	GET    /api/models                       declared models and their state
 //	POST   /api/models/{name}/reload         load the model file again and swap it in
 //	GET    /api/gb28181/devices              GB28181 devices, channels, status and sessions (gb28181: section)
@@ -150,6 +151,9 @@ func (s *Server) Start() error {
 		s.Metrics = metrics.New()
 	}
 	s.Metrics.Watch(s.App, s.ctx.Done())
+	if s.Cluster != nil {
+		s.Metrics.WatchCluster(s.Cluster)
+	}
 	s.tracker = newTracker()
 	events, unsubscribe := s.App.Subscribe(defs.Subscription{})
 	s.wg.Add(1)

@@ -92,12 +92,22 @@ func (s *Server) rawSource(id string) string {
 
 func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
 
-// listStreams answers GET /api/streams: {"streams": [StreamView...]} in the order added.
+// listStreams answers GET /api/streams: {"streams": [StreamView...]} in the order added; on a
+// cluster node, the whole cluster's (clusterStreams), unless ?scope=local asks for this node's.
 func (s *Server) listStreams(w http.ResponseWriter, r *http.Request) {
+	scope := r.URL.Query().Get("scope")
+	if scope != "" && scope != "local" && scope != "cluster" {
+		writeError(w, http.StatusBadRequest, "scope %q: use local (this node's streams) or cluster (every node's, the default)", scope)
+		return
+	}
 	rates := s.Metrics.Rates().Streams()
 	out := []StreamView{}
 	for _, st := range s.App.Streams() {
 		out = append(out, s.streamView(st, rates[st.Decl.ID]))
+	}
+	if s.Cluster != nil && scope != "local" && r.Header.Get(forwardedHeader) == "" {
+		s.clusterStreams(w, r, out)
+		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"streams": out})
 }

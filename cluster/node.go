@@ -121,6 +121,7 @@ type Node struct {
 	beatRev  uint64
 	isolated bool
 	fatal    error
+	counters map[string]uint64 // defs.ClusterView.Counters
 
 	kick      chan struct{}
 	ctx       context.Context
@@ -162,7 +163,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	n := &Node{opt: o, log: o.Log.With("node", name), name: name, instance: hex.EncodeToString(id),
 		lease: c.LeaseDuration(), weight: c.NodeWeight(), max: c.MaxStreams, bucket: c.BucketName(),
 		streams: map[string]item[regEntry]{}, owners: map[string]item[ownerEntry]{}, nodes: map[string]item[beat]{},
-		running: map[string]uint64{}, failed: map[string]failure{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+		running: map[string]uint64{}, failed: map[string]failure{}, counters: map[string]uint64{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if n.max == 0 {
 		n.max = o.DefaultMaxStreams
 	}
@@ -511,6 +512,7 @@ type action struct {
 	kind  int // stop, release, take, start
 	rev   uint64
 	entry regEntry
+	from  string // actTake: the node holding the owner key
 }
 
 const (
@@ -565,7 +567,7 @@ func (n *Node) plan() []action {
 		case !owned:
 			acts = append(acts, action{id: id, kind: actCreate, entry: e})
 		case o.v.Node == n.name || !live[o.v.Node]:
-			acts = append(acts, action{id: id, kind: actTake, rev: o.rev, entry: e})
+			acts = append(acts, action{id: id, kind: actTake, rev: o.rev, entry: e, from: o.v.Node})
 		}
 	}
 	for id, o := range n.owners {
@@ -594,12 +596,14 @@ func (n *Node) reconcile() {
 		case actStop:
 			n.log.Warn("cluster: stream's owner key moved to another node: stopping it here", "stream", a.id)
 			n.stopLocal(a.id)
+			n.count("fenced")
 		case actRelease:
 			n.stopLocal(a.id)
 			if err := n.kvOwners.Delete(ctx, a.id, jetstream.LastRevision(a.rev)); err != nil {
 				n.log.Debug("cluster: release", "stream", a.id, "err", err)
 			} else {
 				n.log.Info("cluster: stream handed over", "stream", a.id)
+				n.count("handed_over")
 			}
 		case actCreate, actTake:
 			val, _ := json.Marshal(ownerEntry{Node: n.name, Instance: n.instance})
@@ -616,6 +620,9 @@ func (n *Node) reconcile() {
 			}
 			n.mu.Lock() // the watcher brings the same revision later
 			n.owners[a.id] = item[ownerEntry]{v: ownerEntry{Node: n.name, Instance: n.instance}, rev: rev}
+			if a.kind == actTake && a.from != n.name {
+				n.counters["taken_over"]++
+			}
 			n.mu.Unlock()
 			n.startLocal(a.id, rev, a.entry)
 		case actCleanup:
@@ -640,8 +647,10 @@ func (n *Node) startLocal(id string, rev uint64, e regEntry) {
 	if err != nil {
 		// Heartbeats carry it to every node's API: without the source's credentials.
 		n.failed[id] = failure{err: redact.Message(err.Error(), e.Stream.Source), at: time.Now()}
+		n.counters["start_failed"]++
 	} else {
 		delete(n.failed, id)
+		n.counters["started"]++
 	}
 	n.mu.Unlock()
 	if err != nil {
@@ -674,6 +683,13 @@ func (n *Node) stopAll() {
 	for _, id := range ids {
 		n.stopLocal(id)
 	}
+}
+
+// count adds one to a counter of ClusterView.Counters.
+func (n *Node) count(name string) {
+	n.mu.Lock()
+	n.counters[name]++
+	n.mu.Unlock()
 }
 
 // Done is closed when the node left the cluster by itself (another live node has its name);
@@ -784,7 +800,10 @@ func (n *Node) ClusterView() defs.ClusterView {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := time.Now()
-	v := defs.ClusterView{Self: n.name, Bucket: n.bucket, State: "member"}
+	v := defs.ClusterView{Self: n.name, Bucket: n.bucket, State: "member", Counters: make(map[string]uint64, len(n.counters))}
+	for k, c := range n.counters {
+		v.Counters[k] = c
+	}
 	switch {
 	case n.fatal != nil:
 		v.State = "refused"

@@ -63,6 +63,7 @@ type Metrics struct {
 	reloads       *prometheus.CounterVec   // {model, result}
 	requests      *prometheus.CounterVec   // {route, code}
 	events        *prometheus.CounterVec   // {transport}
+	forwarded     *prometheus.CounterVec   // {node, result}
 
 	rates *Rates
 
@@ -71,6 +72,7 @@ type Metrics struct {
 	streams map[string]*streamObs
 
 	watched atomic.Pointer[sourceRef]
+	cluster atomic.Pointer[clusterRef]
 }
 
 // modelObs caches one model's observers so the per-frame hook does no label lookups, and sums
@@ -126,12 +128,17 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "events_sent_total",
 			Help: "Detection events sent to live subscribers, by transport (sse or websocket).",
 		}, []string{"transport"}),
+		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "cluster_forwarded_requests_total",
+			Help: "Per-stream API requests this node forwarded to the node that runs the stream, by that node and result (ok: it answered, error: it did not).",
+		}, []string{"node", "result"}),
 	}
 	m.rates = newRates(m)
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.stage, m.batch, m.reloads, m.requests, m.events,
+		m.stage, m.batch, m.reloads, m.requests, m.events, m.forwarded,
+		clusterCollector{&m.cluster},
 		appCollector{m}, // also collects streamLatency, after dropping removed streams' series
 	)
 	return m

@@ -58,10 +58,11 @@ func freeUDP(t *testing.T) int {
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
-// listStreams returns the ids of a node's local streams, nil when it does not answer.
+// listStreams returns the ids of a node's local streams (?scope=local), nil when it does not
+// answer.
 func listStreams(url string) ([]string, error) {
 	c := &http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(url + "/api/streams")
+	resp, err := c.Get(url + "/api/streams?scope=local")
 	if err != nil {
 		return nil, err
 	}

@@ -249,15 +249,20 @@ output:
 		t.Fatal("vinfer did not stop within 60 s of SIGTERM")
 	}
 
-	// The job's output: one JSON line per inferred frame (every 10th of 1394), people in most
-	// (the same binary on the host: 105 of 140), written by the image's user.
-	out := filepath.Join(data, "detections.jsonl")
+	checkJobOutput(t, filepath.Join(data, "detections.jsonl"), df.User)
+}
+
+// checkJobOutput checks the file job's output: one JSON line per inferred frame (every 10th
+// of 1394), people in most (the same binary on the host: 105 of 140), written by the image's
+// user (uid:gid).
+func checkJobOutput(t *testing.T, out, user string) {
+	t.Helper()
 	fi, err := os.Stat(out)
 	if err != nil {
 		t.Fatalf("no output: %v", err)
 	}
-	if st := fi.Sys().(*syscall.Stat_t); fmt.Sprintf("%d:%d", st.Uid, st.Gid) != df.User {
-		t.Errorf("output owned by %d:%d, want the image's user %s", st.Uid, st.Gid, df.User)
+	if st := fi.Sys().(*syscall.Stat_t); fmt.Sprintf("%d:%d", st.Uid, st.Gid) != user {
+		t.Errorf("output owned by %d:%d, want the image's user %s", st.Uid, st.Gid, user)
 	}
 	f, err := os.Open(out)
 	must(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/internal/testutil"
+	"github.com/vinfer/vinfer/internal/testutil/gbsim"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/source/gb28181"
 	"github.com/vinfer/vinfer/source/live"
@@ -74,54 +75,54 @@ func TestRegister(t *testing.T) {
 		c.Devices = []config.GB28181Device{{ID: testDevice}, {ID: "34020000001320000002", Password: "other"}}
 	})
 	for _, tr := range []string{"UDP", "TCP"} {
-		d := newSim(t, sipAddr(s), tr, testDevice, testPassword)
-		if m := d.register("wrong", 3600); status(m) != 403 {
-			t.Fatalf("%s: wrong password: %s", tr, m.start)
+		d := gbsim.New(t, testServerID, sipAddr(s), tr, testDevice, testPassword)
+		if m := d.Register("wrong", 3600); m.Status() != 403 {
+			t.Fatalf("%s: wrong password: %s", tr, m.Start)
 		}
-		m := d.register(testPassword, 3600)
-		if status(m) != 200 || m.get("Date") == "" {
-			t.Fatalf("%s: %s %v", tr, m.start, m.hdrs)
+		m := d.Register(testPassword, 3600)
+		if m.Status() != 200 || m.Get("Date") == "" {
+			t.Fatalf("%s: %s %v", tr, m.Start, m.Hdrs)
 		}
-		if _, err := time.ParseInLocation("2006-01-02T15:04:05.000", m.get("Date"), time.Local); err != nil {
-			t.Fatalf("Date %q: %v", m.get("Date"), err)
+		if _, err := time.ParseInLocation("2006-01-02T15:04:05.000", m.Get("Date"), time.Local); err != nil {
+			t.Fatalf("Date %q: %v", m.Get("Date"), err)
 		}
 		testutil.Eventually(t, 10*time.Second, "device online", func() bool { on, _, _ := s.device(testDevice); return on })
-		if m := d.keepalive(); status(m) != 200 {
-			t.Fatalf("keepalive: %s", m.start)
+		if m := d.Keepalive(); m.Status() != 200 {
+			t.Fatalf("keepalive: %s", m.Start)
 		}
-		if m := d.register(testPassword, 0); status(m) != 200 {
-			t.Fatalf("unregister: %s", m.start)
+		if m := d.Register(testPassword, 0); m.Status() != 200 {
+			t.Fatalf("unregister: %s", m.Start)
 		}
 		if on, _, _ := s.device(testDevice); on {
 			t.Fatal("online after unregistering")
 		}
-		if m := d.keepalive(); status(m) != 403 {
-			t.Fatalf("keepalive of an unregistered device: %s", m.start)
+		if m := d.Keepalive(); m.Status() != 403 {
+			t.Fatalf("keepalive of an unregistered device: %s", m.Start)
 		}
 	}
-	other := newSim(t, sipAddr(s), "UDP", "34020000001320000002", "other")
-	if m := other.register(testPassword, 3600); status(m) != 403 {
-		t.Fatalf("global password for a device with its own: %s", m.start)
+	other := gbsim.New(t, testServerID, sipAddr(s), "UDP", "34020000001320000002", "other")
+	if m := other.Register(testPassword, 3600); m.Status() != 403 {
+		t.Fatalf("global password for a device with its own: %s", m.Start)
 	}
-	if m := other.register("other", 3600); status(m) != 200 {
-		t.Fatalf("per-device password: %s", m.start)
+	if m := other.Register("other", 3600); m.Status() != 200 {
+		t.Fatalf("per-device password: %s", m.Start)
 	}
-	stranger := newSim(t, sipAddr(s), "UDP", "34020000001320000099", testPassword)
-	if m := stranger.register(testPassword, 3600); status(m) != 403 {
-		t.Fatalf("unknown device: %s", m.start)
+	stranger := gbsim.New(t, testServerID, sipAddr(s), "UDP", "34020000001320000099", testPassword)
+	if m := stranger.Register(testPassword, 3600); m.Status() != 403 {
+		t.Fatalf("unknown device: %s", m.Start)
 	}
 	// bad input
 	bomb := `<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;&a;">]><Notify><CmdType>&b;</CmdType></Notify>`
-	if m := other.message(bomb, false); status(m) != 400 {
-		t.Fatalf("XML bomb: %s", m.start)
+	if m := other.Message(bomb, false); m.Status() != 400 {
+		t.Fatalf("XML bomb: %s", m.Start)
 	}
 	huge := "<Response><CmdType>Catalog</CmdType><DeviceList>" + strings.Repeat("<Item></Item>", 2100) + "</DeviceList></Response>"
-	tcp := newSim(t, sipAddr(s), "TCP", "34020000001320000002", "other")
-	if m := tcp.message(huge, false); status(m) != 413 {
-		t.Fatalf("huge catalog: %s", m.start)
+	tcp := gbsim.New(t, testServerID, sipAddr(s), "TCP", "34020000001320000002", "other")
+	if m := tcp.Message(huge, false); m.Status() != 413 {
+		t.Fatalf("huge catalog: %s", m.Start)
 	}
-	if m := other.message("<Notify><CmdType>Keepalive", false); status(m) != 400 {
-		t.Fatalf("truncated XML: %s", m.start)
+	if m := other.Message("<Notify><CmdType>Keepalive", false); m.Status() != 400 {
+		t.Fatalf("truncated XML: %s", m.Start)
 	}
 	conn, _ := net.Dial("udp", sipAddr(s))
 	conn.Write([]byte("HELLO / HTTP/1.1\r\n\r\nnot sip at all"))
@@ -133,8 +134,8 @@ func TestRegister(t *testing.T) {
 		t.Fatalf("counters %v", c)
 	}
 	// still serving
-	if m := other.keepalive(); status(m) != 200 {
-		t.Fatalf("after bad input: %s", m.start)
+	if m := other.Keepalive(); m.Status() != 200 {
+		t.Fatalf("after bad input: %s", m.Start)
 	}
 }
 
@@ -143,9 +144,9 @@ func TestRegister(t *testing.T) {
 func TestCatalog(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, nil)
-	d := newSim(t, sipAddr(s), "UDP", testDevice, testPassword)
-	if m := d.register(testPassword, 3600); status(m) != 200 {
-		t.Fatal(m.start)
+	d := gbsim.New(t, testServerID, sipAddr(s), "UDP", testDevice, testPassword)
+	if m := d.Register(testPassword, 3600); m.Status() != 200 {
+		t.Fatal(m.Start)
 	}
 	testutil.Eventually(t, 20*time.Second, "catalog and device info", func() bool {
 		_, n, name := s.device(testDevice)
@@ -157,9 +158,9 @@ func TestCatalog(t *testing.T) {
 	}
 }
 
-func openChannel(t *testing.T, s *Server, d *sim, transport string) *Channel {
+func openChannel(t *testing.T, s *Server, d *gbsim.Device, transport string) *Channel {
 	t.Helper()
-	src, err := s.OpenChannel("cam", gb28181.Channel{DeviceID: d.id, ChannelID: d.channels[0], Transport: transport})
+	src, err := s.OpenChannel("cam", gb28181.Channel{DeviceID: d.ID, ChannelID: d.Channels[0], Transport: transport})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,28 +178,28 @@ func TestLive(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			t.Parallel()
 			s := startServer(t, nil)
-			d := newSim(t, sipAddr(s), "UDP", testDevice, testPassword)
-			d.clip = clip
+			d := gbsim.New(t, testServerID, sipAddr(s), "UDP", testDevice, testPassword)
+			d.Clip = clip
 			c := openChannel(t, s, d, tr) // before the device registers: it waits
 			if st, _ := c.State(); st != StateWaiting {
 				t.Fatalf("state %s", st)
 			}
-			if m := d.register(testPassword, 3600); status(m) != 200 {
-				t.Fatal(m.start)
+			if m := d.Register(testPassword, 3600); m.Status() != 200 {
+				t.Fatal(m.Start)
 			}
 			m := &sourcetest.Matcher{Clip: clip}
 			if err := sourcetest.ReadUntil(c, m, m.All, 90*time.Second); err != nil {
 				t.Fatalf("%v (stats %+v)", err, c.Stats())
 			}
-			if m.Skipped != 0 || d.invites.Load() != 1 {
-				t.Fatalf("skipped %d, invites %d", m.Skipped, d.invites.Load())
+			if m.Skipped != 0 || d.Invites.Load() != 1 {
+				t.Fatalf("skipped %d, invites %d", m.Skipped, d.Invites.Load())
 			}
-			offer := d.lastInviteSDP.Load().(string)
+			offer := d.LastInviteSDP.Load().(string)
 			if !strings.Contains(offer, "y="+c.SSRC().String()) || !strings.HasPrefix(c.SSRC().String(), "020000") {
 				t.Fatalf("offer %q, ssrc %s", offer, c.SSRC())
 			}
 			c.Close()
-			testutil.Eventually(t, 10*time.Second, "BYE", func() bool { return d.byes.Load() == 1 && d.sessionCount() == 0 })
+			testutil.Eventually(t, 10*time.Second, "BYE", func() bool { return d.Byes.Load() == 1 && d.SessionCount() == 0 })
 		})
 	}
 }
@@ -213,18 +214,18 @@ func TestOfflineAndBack(t *testing.T) {
 		c.KeepaliveTimeout = config.Duration(2 * time.Second)
 		c.MediaTimeout = config.Duration(3 * time.Second)
 	})
-	d := newSim(t, sipAddr(s), "TCP", testDevice, testPassword)
-	d.clip = clip
-	if m := d.register(testPassword, 3600); status(m) != 200 {
-		t.Fatal(m.start)
+	d := gbsim.New(t, testServerID, sipAddr(s), "TCP", testDevice, testPassword)
+	d.Clip = clip
+	if m := d.Register(testPassword, 3600); m.Status() != 200 {
+		t.Fatal(m.Start)
 	}
 	stop := make(chan struct{})
-	d.keepalives(300*time.Millisecond, stop)
+	d.Keepalives(300*time.Millisecond, stop)
 	c := openChannel(t, s, d, gb28181.TransportUDP)
 	readN(t, c, 20)
 
 	close(stop) // the device dies: no keepalives, no media
-	d.restart()
+	d.Restart()
 	testutil.Eventually(t, 20*time.Second, "device offline", func() bool { on, _, _ := s.device(testDevice); return !on })
 	testutil.Eventually(t, 10*time.Second, "stream waiting", func() bool { st, _ := c.State(); return st == StateWaiting })
 	info := s.Info()
@@ -232,35 +233,82 @@ func TestOfflineAndBack(t *testing.T) {
 		t.Fatalf("%+v", info.Devices[0].Channels[0])
 	}
 
-	invites := d.invites.Load()
-	if m := d.register(testPassword, 3600); status(m) != 200 { // back, with a new Call-ID
-		t.Fatal(m.start)
+	invites := d.Invites.Load()
+	if m := d.Register(testPassword, 3600); m.Status() != 200 { // back, with a new Call-ID
+		t.Fatal(m.Start)
 	}
 	stop = make(chan struct{})
 	defer close(stop)
-	d.keepalives(300*time.Millisecond, stop)
-	testutil.Eventually(t, 20*time.Second, "a new INVITE", func() bool { return d.invites.Load() > invites })
+	d.Keepalives(300*time.Millisecond, stop)
+	testutil.Eventually(t, 20*time.Second, "a new INVITE", func() bool { return d.Invites.Load() > invites })
 	readN(t, c, 20)
 
 	// media stops, the device stays: BYE and INVITE again
-	invites = d.invites.Load()
-	d.noMedia.Store(true)
-	d.mu.Lock()
-	for _, ss := range d.sessions {
-		ss.stop()
-	}
-	d.mu.Unlock()
+	invites = d.Invites.Load()
+	d.NoMedia.Store(true)
+	d.StopMedia()
 	testutil.Eventually(t, 30*time.Second, "re-INVITE after the media stopped", func() bool {
-		return d.invites.Load() > invites && s.Counters.MediaTimeouts.Load() >= 1
+		return d.Invites.Load() > invites && s.Counters.MediaTimeouts.Load() >= 1
 	})
-	d.noMedia.Store(false)
-	invites = d.invites.Load()
+	d.NoMedia.Store(false)
+	invites = d.Invites.Load()
 	testutil.Eventually(t, 30*time.Second, "a session with media", func() bool {
 		st, _ := c.State()
-		return st == StatePlaying && d.sessionCount() >= 1
+		return st == StatePlaying && d.SessionCount() >= 1
 	})
-	if n := d.sessionCount(); n > 1 {
+	if n := d.SessionCount(); n > 1 {
 		t.Fatalf("%d sessions on the device: stale ones left", n)
+	}
+}
+
+// TestManyChannels: the four channels of one device, opened at once, are INVITEd at once, each
+// with its own SSRC and media port, and all play; a MediaStatus 121 (the stream ended) in one
+// session's Call-ID ends that session only, and its channel is INVITEd again and plays.
+func TestManyChannels(t *testing.T) {
+	clip := sourcetest.LoadClip(t, clipName)
+	s := startServer(t, nil)
+	d := gbsim.New(t, testServerID, sipAddr(s), "UDP", testDevice, testPassword)
+	d.Clip = clip
+	var chans []*Channel
+	for i, ch := range d.Channels {
+		src, err := s.OpenChannel(fmt.Sprintf("cam%d", i), gb28181.Channel{DeviceID: d.ID, ChannelID: ch, Transport: gb28181.TransportUDP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { src.Close() })
+		chans = append(chans, src.(*Channel))
+	}
+	if m := d.Register(testPassword, 3600); m.Status() != 200 {
+		t.Fatal(m.Start)
+	}
+	ssrcs, ports := map[string]bool{}, map[int]bool{}
+	for _, c := range chans {
+		readN(t, c, 10)
+		ssrcs[c.SSRC().String()], ports[c.Port()] = true, true
+	}
+	if len(ssrcs) != 4 || len(ports) != 4 || d.Invites.Load() != 4 || d.SessionCount() != 4 {
+		t.Fatalf("%d SSRCs, %d ports, %d INVITEs, %d sessions: want 4 of each", len(ssrcs), len(ports), d.Invites.Load(), d.SessionCount())
+	}
+
+	st, callID := chans[2].State()
+	if st != StatePlaying || callID == "" {
+		t.Fatalf("channel 2: %s %q", st, callID)
+	}
+	if m := d.EndMedia(callID, d.Channels[2]); m.Status() != 200 {
+		t.Fatalf("MediaStatus: %s", m.Start)
+	}
+	testutil.Eventually(t, 30*time.Second, "channel 2 INVITEd again after MediaStatus 121", func() bool {
+		st, id := chans[2].State()
+		return s.Counters.MediaStatus.Load() == 1 && d.Invites.Load() == 5 && st == StatePlaying && id != callID
+	})
+	readN(t, chans[2], 10)
+	for i, c := range chans {
+		if st, _ := c.State(); st != StatePlaying {
+			t.Errorf("channel %d: %s", i, st)
+		}
+	}
+	if n := d.Invites.Load(); n != 5 {
+		t.Fatalf("%d INVITEs: only channel 2 should have been invited again", n)
 	}
 }
 
@@ -294,13 +342,13 @@ func TestManyDevices(t *testing.T) {
 			if i%4 == 0 {
 				tr = "TCP"
 			}
-			d := newSim(t, sipAddr(s), tr, fmt.Sprintf("3402000000132%07d", i), testPassword)
-			if m := d.register(testPassword, 3600); status(m) != 200 {
-				errs <- fmt.Errorf("device %d: %s", i, m.start)
+			d := gbsim.New(t, testServerID, sipAddr(s), tr, fmt.Sprintf("3402000000132%07d", i), testPassword)
+			if m := d.Register(testPassword, 3600); m.Status() != 200 {
+				errs <- fmt.Errorf("device %d: %s", i, m.Start)
 				return
 			}
-			if m := d.keepalive(); status(m) != 200 {
-				errs <- fmt.Errorf("device %d keepalive: %s", i, m.start)
+			if m := d.Keepalive(); m.Status() != 200 {
+				errs <- fmt.Errorf("device %d keepalive: %s", i, m.Start)
 			}
 		}()
 	}

@@ -40,6 +40,11 @@ type ClusterView struct {
 	Nodes []ClusterNode
 	// Streams are the registry's streams, sorted by id.
 	Streams []ClusterStream
+	// Counters count this node's ownership changes since it started: started and
+	// start_failed (stream starts), handed_over (stopped and released to the stream's new
+	// place), taken_over (owner key taken from a dead node), fenced (stopped because the owner
+	// key moved to another node).
+	Counters map[string]uint64
 }
 
 // ClusterNode is one node known from its heartbeats.

@@ -1,4 +1,6 @@
-package platform
+// Package gbsim is a GB28181 device simulator for tests (an NVR with four channels), written
+// from raw SIP text, not through a SIP library.
+package gbsim
 
 import (
 	"bufio"
@@ -24,39 +26,53 @@ import (
 	"github.com/vinfer/vinfer/source/rtp"
 )
 
-// sim is a GB28181 device (an NVR with four cameras) written from raw SIP text over real
+// Device is a GB28181 device (an NVR with four cameras) written from raw SIP text over real
 // sockets, following the message examples of GB/T 28181-2016 §9 and Annex A; it shares no
-// code with the platform's SIP library, so each checks the other.
-type sim struct {
-	t                      *testing.T
-	id, password           string
-	serverID, domain       string
-	server                 string // platform host:port
-	transport              string // UDP or TCP
-	channels               []string
-	clip                   *sourcetest.Clip
-	conn                   net.Conn
-	local                  string
-	callID, tag            string
-	cseq                   atomic.Int64
-	mu                     sync.Mutex
-	waiters                map[string]chan *simMsg // "cseq method" → final response
-	sessions               map[string]*simSession  // Call-ID → session
-	invites, byes, queries atomic.Int64
-	lastInviteSDP          atomic.Value
-	noMedia                atomic.Bool // answer INVITEs but send nothing
-	wmu                    sync.Mutex
-	closed                 chan struct{}
+// code with the platform's SIP library, so each checks the other. It answers Catalog (two
+// parts of two items, SumNum 4, in GBK) and DeviceInfo queries, INVITE (sending Clip as PS over
+// RTP, UDP or TCP, after the ACK) and BYE.
+type Device struct {
+	// ID, Password: the device's SIP user and digest password; ServerID, Domain: the
+	// platform's (Domain is ServerID's first 10 digits); Server its SIP host:port; Transport
+	// "UDP" or "TCP".
+	ID, Password, ServerID, Domain, Server, Transport string
+	// Channels are the catalog's four channel IDs (the device's first 10 digits, type 131).
+	Channels []string
+	// Clip is what an INVITEd session sends, once from its first sample (set before the INVITE;
+	// nil: sessions send nothing); Speed its pace, in times real time (0: 4).
+	Clip  *sourcetest.Clip
+	Speed float64
+	// Sent counts the clip's frames sent, all sessions together.
+	Sent atomic.Int64
+	// Invites, Byes and Queries count the requests received.
+	Invites, Byes, Queries atomic.Int64
+	// LastInviteSDP is the last INVITE's offer (a string).
+	LastInviteSDP atomic.Value
+	// NoMedia: answer INVITEs but send nothing.
+	NoMedia atomic.Bool
+
+	t           testing.TB
+	conn        net.Conn
+	local       string
+	callID, tag string
+	cseq        atomic.Int64
+	mu          sync.Mutex
+	waiters     map[string]chan *Msg // "cseq method" → final response
+	sessions    map[string]*session  // Call-ID → session
+	wmu         sync.Mutex
+	closed      chan struct{}
 }
 
-type simMsg struct {
-	start string
-	hdrs  []string // "Name: value" as received
-	body  []byte
+// Msg is a SIP message as received: its start line, its header lines and its body.
+type Msg struct {
+	Start string
+	Hdrs  []string // "Name: value" as received
+	Body  []byte
 }
 
-func (m *simMsg) get(name string) string {
-	for _, h := range m.hdrs {
+// Get returns the first header named name (case-insensitive), "" when none.
+func (m *Msg) Get(name string) string {
+	for _, h := range m.Hdrs {
 		k, v, _ := strings.Cut(h, ":")
 		if strings.EqualFold(strings.TrimSpace(k), name) {
 			return strings.TrimSpace(v)
@@ -65,9 +81,10 @@ func (m *simMsg) get(name string) string {
 	return ""
 }
 
-func (m *simMsg) all(name string) []string {
+// All returns every header line named name.
+func (m *Msg) All(name string) []string {
 	var out []string
-	for _, h := range m.hdrs {
+	for _, h := range m.Hdrs {
 		if k, _, _ := strings.Cut(h, ":"); strings.EqualFold(strings.TrimSpace(k), name) {
 			out = append(out, h)
 		}
@@ -75,22 +92,24 @@ func (m *simMsg) all(name string) []string {
 	return out
 }
 
-func newSim(t *testing.T, server, transport, id, password string) *sim {
-	d := &sim{t: t, id: id, password: password, serverID: testServerID, domain: testDomain, server: server,
-		transport: transport, waiters: map[string]chan *simMsg{}, sessions: map[string]*simSession{},
+// New connects a device to the platform serverID at server (host:port) over transport ("UDP"
+// or "TCP"); it closes at the test's end. Register it next.
+func New(t testing.TB, serverID, server, transport, id, password string) *Device {
+	d := &Device{t: t, ID: id, Password: password, ServerID: serverID, Domain: serverID[:10], Server: server,
+		Transport: transport, waiters: map[string]chan *Msg{}, sessions: map[string]*session{},
 		closed: make(chan struct{})}
 	for i := 1; i <= 4; i++ {
-		d.channels = append(d.channels, id[:10]+"13100000"+fmt.Sprintf("%02d", i))
+		d.Channels = append(d.Channels, id[:10]+"13100000"+fmt.Sprintf("%02d", i))
 	}
 	d.connect()
-	t.Cleanup(d.close)
+	t.Cleanup(d.Close)
 	return d
 }
 
 // connect opens a new socket (a restarted device has a new one) and starts reading.
-func (d *sim) connect() {
+func (d *Device) connect() {
 	var err error
-	d.conn, err = net.DialTimeout(strings.ToLower(d.transport), d.server, 5*time.Second)
+	d.conn, err = net.DialTimeout(strings.ToLower(d.Transport), d.Server, 5*time.Second)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -100,7 +119,8 @@ func (d *sim) connect() {
 	go d.read(d.conn)
 }
 
-func (d *sim) close() {
+// Close ends the device: its connection and sessions.
+func (d *Device) Close() {
 	select {
 	case <-d.closed:
 		return
@@ -115,8 +135,8 @@ func (d *sim) close() {
 	d.mu.Unlock()
 }
 
-// restart drops the connection and the sessions, as a rebooting device does.
-func (d *sim) restart() {
+// Restart drops the connection and the sessions, as a rebooting device does.
+func (d *Device) Restart() {
 	d.conn.Close()
 	d.mu.Lock()
 	for k, s := range d.sessions {
@@ -127,7 +147,7 @@ func (d *sim) restart() {
 	d.connect()
 }
 
-func (d *sim) write(b []byte) {
+func (d *Device) write(b []byte) {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
 	d.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
@@ -135,12 +155,12 @@ func (d *sim) write(b []byte) {
 }
 
 // read parses datagrams (UDP) or a Content-Length framed stream (TCP).
-func (d *sim) read(conn net.Conn) {
+func (d *Device) read(conn net.Conn) {
 	r := bufio.NewReaderSize(conn, 65536)
 	buf := make([]byte, 65536)
 	for {
 		var raw []byte
-		if d.transport == "UDP" {
+		if d.Transport == "UDP" {
 			n, err := conn.Read(buf)
 			if err != nil {
 				return
@@ -177,54 +197,54 @@ func (d *sim) read(conn net.Conn) {
 	}
 }
 
-func parseSim(raw []byte) *simMsg {
+func parseSim(raw []byte) *Msg {
 	head, body, _ := bytes.Cut(raw, []byte("\r\n\r\n"))
 	lines := strings.Split(strings.ReplaceAll(string(head), "\r\n", "\n"), "\n")
-	return &simMsg{start: lines[0], hdrs: lines[1:], body: append([]byte(nil), body...)}
+	return &Msg{Start: lines[0], Hdrs: lines[1:], Body: append([]byte(nil), body...)}
 }
 
-func (d *sim) handle(m *simMsg) {
-	if strings.HasPrefix(m.start, "SIP/2.0 ") {
-		code, _ := strconv.Atoi(strings.Fields(m.start)[1])
+func (d *Device) handle(m *Msg) {
+	if strings.HasPrefix(m.Start, "SIP/2.0 ") {
+		code, _ := strconv.Atoi(strings.Fields(m.Start)[1])
 		if code < 200 {
 			return
 		}
 		d.mu.Lock()
-		w := d.waiters[m.get("CSeq")]
-		delete(d.waiters, m.get("CSeq"))
+		w := d.waiters[m.Get("CSeq")]
+		delete(d.waiters, m.Get("CSeq"))
 		d.mu.Unlock()
 		if w != nil {
 			w <- m
 		}
 		return
 	}
-	method := strings.Fields(m.start)[0]
+	method := strings.Fields(m.Start)[0]
 	switch method {
 	case "MESSAGE":
 		d.reply(m, 200, "OK", "", nil)
-		d.queries.Add(1)
+		d.Queries.Add(1)
 		switch {
-		case bytes.Contains(m.body, []byte("<CmdType>Catalog</CmdType>")):
-			go d.sendCatalog(snOf(m.body))
-		case bytes.Contains(m.body, []byte("<CmdType>DeviceInfo</CmdType>")):
-			go d.message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Response>\r\n<CmdType>DeviceInfo</CmdType>\r\n<SN>%s</SN>\r\n<DeviceID>%s</DeviceID>\r\n<Result>OK</Result>\r\n<DeviceName>测试录像机</DeviceName>\r\n<Manufacturer>Sim</Manufacturer>\r\n<Model>NVR-4</Model>\r\n<Firmware>V1.0</Firmware>\r\n<Channel>4</Channel>\r\n</Response>\r\n", snOf(m.body), d.id), true)
+		case bytes.Contains(m.Body, []byte("<CmdType>Catalog</CmdType>")):
+			go d.sendCatalog(snOf(m.Body))
+		case bytes.Contains(m.Body, []byte("<CmdType>DeviceInfo</CmdType>")):
+			go d.Message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Response>\r\n<CmdType>DeviceInfo</CmdType>\r\n<SN>%s</SN>\r\n<DeviceID>%s</DeviceID>\r\n<Result>OK</Result>\r\n<DeviceName>测试录像机</DeviceName>\r\n<Manufacturer>Sim</Manufacturer>\r\n<Model>NVR-4</Model>\r\n<Firmware>V1.0</Firmware>\r\n<Channel>4</Channel>\r\n</Response>\r\n", snOf(m.Body), d.ID), true)
 		}
 	case "INVITE":
-		d.invites.Add(1)
-		d.lastInviteSDP.Store(string(m.body))
+		d.Invites.Add(1)
+		d.LastInviteSDP.Store(string(m.Body))
 		d.answer(m)
 	case "ACK":
 		d.mu.Lock()
-		s := d.sessions[m.get("Call-ID")]
+		s := d.sessions[m.Get("Call-ID")]
 		d.mu.Unlock()
-		if s != nil && !d.noMedia.Load() {
+		if s != nil && !d.NoMedia.Load() {
 			s.start()
 		}
 	case "BYE":
-		d.byes.Add(1)
+		d.Byes.Add(1)
 		d.mu.Lock()
-		s := d.sessions[m.get("Call-ID")]
-		delete(d.sessions, m.get("Call-ID"))
+		s := d.sessions[m.Get("Call-ID")]
+		delete(d.sessions, m.Get("Call-ID"))
 		d.mu.Unlock()
 		if s != nil {
 			s.stop()
@@ -244,43 +264,51 @@ func snOf(body []byte) string {
 }
 
 // reply answers a request, copying Via, From, To, Call-ID and CSeq (RFC 3261 §8.2.6).
-func (d *sim) reply(m *simMsg, code int, reason, ctype string, body []byte) {
+func (d *Device) reply(m *Msg, code int, reason, ctype string, body []byte) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "SIP/2.0 %d %s\r\n", code, reason)
-	for _, v := range m.all("Via") {
+	for _, v := range m.All("Via") {
 		b.WriteString(v + "\r\n")
 	}
-	to := m.get("To")
+	to := m.Get("To")
 	if !strings.Contains(to, "tag=") {
 		to += ";tag=" + d.tag
 	}
-	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nCall-ID: %s\r\nCSeq: %s\r\n", m.get("From"), to, m.get("Call-ID"), m.get("CSeq"))
+	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nCall-ID: %s\r\nCSeq: %s\r\n", m.Get("From"), to, m.Get("Call-ID"), m.Get("CSeq"))
 	if ctype != "" {
-		fmt.Fprintf(&b, "Contact: <sip:%s@%s>\r\nContent-Type: %s\r\n", d.id, d.local, ctype)
+		fmt.Fprintf(&b, "Contact: <sip:%s@%s>\r\nContent-Type: %s\r\n", d.ID, d.local, ctype)
 	}
 	fmt.Fprintf(&b, "User-Agent: sim\r\nContent-Length: %d\r\n\r\n", len(body))
 	d.write(append([]byte(b.String()), body...))
 }
 
 // request sends a request and waits for its final response.
-func (d *sim) request(method, uri string, extra []string, ctype string, body []byte) *simMsg {
+func (d *Device) request(method, uri string, extra []string, ctype string, body []byte) *Msg {
+	return d.requestIn("", method, uri, extra, ctype, body)
+}
+
+// requestIn is request with a Call-ID ("": the registration's for REGISTER, a new one else).
+func (d *Device) requestIn(callID, method, uri string, extra []string, ctype string, body []byte) *Msg {
 	n := d.cseq.Add(1)
 	key := fmt.Sprintf("%d %s", n, method)
-	w := make(chan *simMsg, 1)
+	w := make(chan *Msg, 1)
 	d.mu.Lock()
 	d.waiters[key] = w
 	d.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s SIP/2.0\r\n", method, uri)
-	fmt.Fprintf(&b, "Via: SIP/2.0/%s %s;rport;branch=z9hG4bK%d\r\n", d.transport, d.local, rand.Uint64())
-	fmt.Fprintf(&b, "From: <sip:%s@%s>;tag=%s\r\n", d.id, d.domain, d.tag)
-	to := d.id
+	fmt.Fprintf(&b, "Via: SIP/2.0/%s %s;rport;branch=z9hG4bK%d\r\n", d.Transport, d.local, rand.Uint64())
+	fmt.Fprintf(&b, "From: <sip:%s@%s>;tag=%s\r\n", d.ID, d.Domain, d.tag)
+	to := d.ID
 	if method == "MESSAGE" {
-		to = d.serverID
+		to = d.ServerID
 	}
-	fmt.Fprintf(&b, "To: <sip:%s@%s>\r\n", to, d.domain)
-	callID := d.callID
-	if method != "REGISTER" {
+	fmt.Fprintf(&b, "To: <sip:%s@%s>\r\n", to, d.Domain)
+	switch {
+	case callID != "":
+	case method == "REGISTER":
+		callID = d.callID
+	default:
 		callID = fmt.Sprintf("%d", rand.Uint64())
 	}
 	fmt.Fprintf(&b, "Call-ID: %s\r\nCSeq: %d %s\r\nMax-Forwards: 70\r\nUser-Agent: sim\r\n", callID, n, method)
@@ -301,18 +329,19 @@ func (d *sim) request(method, uri string, extra []string, ctype string, body []b
 		case m := <-w:
 			return m
 		case <-time.After(resend):
-			if d.transport == "UDP" {
+			if d.Transport == "UDP" {
 				d.write(msg)
 				resend = min(2*resend, 4*time.Second)
 			}
 		case <-deadline:
-			return &simMsg{start: "SIP/2.0 0 timeout"}
+			return &Msg{Start: "SIP/2.0 0 timeout"}
 		}
 	}
 }
 
-func status(m *simMsg) int {
-	f := strings.Fields(m.start)
+// Status is a response's status code (0 for a request, or a request that timed out).
+func (m *Msg) Status() int {
+	f := strings.Fields(m.Start)
 	if len(f) < 2 {
 		return 0
 	}
@@ -320,20 +349,20 @@ func status(m *simMsg) int {
 	return n
 }
 
-// register does REGISTER, then the digest round when challenged (GB/T 28181-2016 §9.1.2.1,
+// Register does REGISTER, then the digest round when challenged (GB/T 28181-2016 §9.1.2.1,
 // with the password p); it returns the final response.
-func (d *sim) register(p string, expires int) *simMsg {
-	uri := fmt.Sprintf("sip:%s@%s", d.serverID, d.domain)
-	hdrs := []string{fmt.Sprintf("Contact: <sip:%s@%s>", d.id, d.local), fmt.Sprintf("Expires: %d", expires)}
+func (d *Device) Register(p string, expires int) *Msg {
+	uri := fmt.Sprintf("sip:%s@%s", d.ServerID, d.Domain)
+	hdrs := []string{fmt.Sprintf("Contact: <sip:%s@%s>", d.ID, d.local), fmt.Sprintf("Expires: %d", expires)}
 	m := d.request("REGISTER", uri, hdrs, "", nil)
-	if status(m) != 401 {
+	if m.Status() != 401 {
 		return m
 	}
-	ch := m.get("WWW-Authenticate")
+	ch := m.Get("WWW-Authenticate")
 	realm, nonce := param(ch, "realm"), param(ch, "nonce")
 	h := func(s string) string { x := md5.Sum([]byte(s)); return hex.EncodeToString(x[:]) }
-	resp := h(h(d.id+":"+realm+":"+p) + ":" + nonce + ":" + h("REGISTER:"+uri))
-	auth := fmt.Sprintf(`Authorization: Digest username="%s", realm="%s", nonce="%s", uri="%s", response="%s", algorithm=MD5`, d.id, realm, nonce, uri, resp)
+	resp := h(h(d.ID+":"+realm+":"+p) + ":" + nonce + ":" + h("REGISTER:"+uri))
+	auth := fmt.Sprintf(`Authorization: Digest username="%s", realm="%s", nonce="%s", uri="%s", response="%s", algorithm=MD5`, d.ID, realm, nonce, uri, resp)
 	return d.request("REGISTER", uri, append(hdrs, auth), "", nil)
 }
 
@@ -346,21 +375,22 @@ func param(h, name string) string {
 	return v
 }
 
-// message sends a MANSCDP MESSAGE, in GBK when gbk is set.
-func (d *sim) message(body string, gbk bool) *simMsg {
+// Message sends a MANSCDP MESSAGE, in GBK when gbk is set.
+func (d *Device) Message(body string, gbk bool) *Msg {
 	b := []byte(body)
 	if gbk {
 		b, _ = simplifiedchinese.GBK.NewEncoder().Bytes(b)
 	}
-	return d.request("MESSAGE", fmt.Sprintf("sip:%s@%s", d.serverID, d.domain), nil, "Application/MANSCDP+xml", b)
+	return d.request("MESSAGE", fmt.Sprintf("sip:%s@%s", d.ServerID, d.Domain), nil, "Application/MANSCDP+xml", b)
 }
 
-func (d *sim) keepalive() *simMsg {
-	return d.message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Notify>\r\n<CmdType>Keepalive</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<Status>OK</Status>\r\n</Notify>\r\n", rand.IntN(1e6), d.id), false)
+// Keepalive sends one Notify/Keepalive and returns the response.
+func (d *Device) Keepalive() *Msg {
+	return d.Message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Notify>\r\n<CmdType>Keepalive</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<Status>OK</Status>\r\n</Notify>\r\n", rand.IntN(1e6), d.ID), false)
 }
 
-// keepalives sends one every period until stop is closed.
-func (d *sim) keepalives(period time.Duration, stop chan struct{}) {
+// Keepalives sends one every period until stop is closed.
+func (d *Device) Keepalives(period time.Duration, stop chan struct{}) {
 	go func() {
 		t := time.NewTicker(period)
 		defer t.Stop()
@@ -371,7 +401,7 @@ func (d *sim) keepalives(period time.Duration, stop chan struct{}) {
 			case <-d.closed:
 				return
 			case <-t.C:
-				d.keepalive()
+				d.Keepalive()
 			}
 		}
 	}()
@@ -380,22 +410,22 @@ func (d *sim) keepalives(period time.Duration, stop chan struct{}) {
 var channelNames = []string{"大门", "停车场", "走廊", "仓库"}
 
 // sendCatalog answers a Catalog query in two parts of two items, SumNum 4, in GBK.
-func (d *sim) sendCatalog(sn string) {
+func (d *Device) sendCatalog(sn string) {
 	for part := 0; part < 2; part++ {
 		var items strings.Builder
 		for i := part * 2; i < part*2+2; i++ {
 			fmt.Fprintf(&items, "<Item>\r\n<DeviceID>%s</DeviceID>\r\n<Name>%s</Name>\r\n<Manufacturer>Sim</Manufacturer>\r\n<Model>IPC</Model>\r\n<Owner>Owner</Owner>\r\n<CivilCode>3402000000</CivilCode>\r\n<Address>%s</Address>\r\n<Parental>0</Parental>\r\n<ParentID>%s</ParentID>\r\n<Status>ON</Status>\r\n</Item>\r\n",
-				d.channels[i], channelNames[i], channelNames[i], d.id)
+				d.Channels[i], channelNames[i], channelNames[i], d.ID)
 		}
-		d.message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Response>\r\n<CmdType>Catalog</CmdType>\r\n<SN>%s</SN>\r\n<DeviceID>%s</DeviceID>\r\n<SumNum>4</SumNum>\r\n<DeviceList Num=\"2\">\r\n%s</DeviceList>\r\n</Response>\r\n", sn, d.id, items.String()), true)
+		d.Message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Response>\r\n<CmdType>Catalog</CmdType>\r\n<SN>%s</SN>\r\n<DeviceID>%s</DeviceID>\r\n<SumNum>4</SumNum>\r\n<DeviceList Num=\"2\">\r\n%s</DeviceList>\r\n</Response>\r\n", sn, d.ID, items.String()), true)
 	}
 }
 
 // answer reads the offer and answers 200 with the device's SDP (GB/T 28181-2016 §9.2.2).
-func (d *sim) answer(m *simMsg) {
+func (d *Device) answer(m *Msg) {
 	var ip, port, ssrc, setup string
 	tcp := false
-	for _, l := range strings.Split(strings.ReplaceAll(string(m.body), "\r\n", "\n"), "\n") {
+	for _, l := range strings.Split(strings.ReplaceAll(string(m.Body), "\r\n", "\n"), "\n") {
 		switch {
 		case strings.HasPrefix(l, "c=IN IP4 "):
 			ip = strings.TrimPrefix(l, "c=IN IP4 ")
@@ -409,7 +439,7 @@ func (d *sim) answer(m *simMsg) {
 		}
 	}
 	n, _ := strconv.ParseUint(ssrc, 10, 32)
-	s := &simSession{clip: d.clip, ssrc: uint32(n), target: net.JoinHostPort(ip, port), tcp: tcp, done: make(chan struct{})}
+	s := &session{clip: d.Clip, speed: d.Speed, sent: &d.Sent, ssrc: uint32(n), target: net.JoinHostPort(ip, port), tcp: tcp, done: make(chan struct{})}
 	localIP, _, _ := net.SplitHostPort(d.local)
 	mport, msetup := "15060", ""
 	if tcp {
@@ -430,23 +460,46 @@ func (d *sim) answer(m *simMsg) {
 		proto = "TCP/RTP/AVP"
 	}
 	body := fmt.Sprintf("v=0\r\no=%s 0 0 IN IP4 %s\r\ns=Play\r\nc=IN IP4 %s\r\nt=0 0\r\nm=video %s %s 96\r\na=sendonly\r\na=rtpmap:96 PS/90000\r\n%sy=%s\r\nf=\r\n",
-		d.channels[0], localIP, localIP, mport, proto, msetup, ssrc)
+		d.Channels[0], localIP, localIP, mport, proto, msetup, ssrc)
 	d.mu.Lock()
-	d.sessions[m.get("Call-ID")] = s
+	d.sessions[m.Get("Call-ID")] = s
 	d.mu.Unlock()
 	d.reply(m, 200, "OK", "APPLICATION/SDP", []byte(body))
 }
 
-func (d *sim) sessionCount() int {
+// EndMedia stops sending on the session callID and notifies the platform with MediaStatus 121
+// (GB/T 28181-2016 §A.2.5: the stream ended) in that session's Call-ID; it returns the
+// response.
+func (d *Device) EndMedia(callID, channel string) *Msg {
+	d.mu.Lock()
+	if s := d.sessions[callID]; s != nil {
+		s.stop()
+	}
+	d.mu.Unlock()
+	body := fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Notify>\r\n<CmdType>MediaStatus</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<NotifyType>121</NotifyType>\r\n</Notify>\r\n", rand.IntN(1e6), channel)
+	return d.requestIn(callID, "MESSAGE", fmt.Sprintf("sip:%s@%s", d.ServerID, d.Domain), nil, "Application/MANSCDP+xml", []byte(body))
+}
+
+// StopMedia stops sending on every session, which stay open (media stops, the device stays).
+func (d *Device) StopMedia() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, s := range d.sessions {
+		s.stop()
+	}
+}
+
+// SessionCount is the number of sessions open (INVITEd, not yet ended by BYE).
+func (d *Device) SessionCount() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return len(d.sessions)
 }
 
-// simSession sends the clip as PS over RTP (GB/T 28181-2016 Annex C) over UDP, or over TCP
+// session sends the clip as PS over RTP (GB/T 28181-2016 Annex C) over UDP, or over TCP
 // with RFC 4571 framing, connecting (the platform passive) or accepting (the platform
 // active), until stopped.
-type simSession struct {
+type session struct {
 	clip   *sourcetest.Clip
 	ssrc   uint32
 	target string
@@ -455,10 +508,14 @@ type simSession struct {
 	once   sync.Once
 	done   chan struct{}
 	wg     sync.WaitGroup
-	sent   atomic.Int64
+	speed  float64
+	sent   *atomic.Int64
 }
 
-func (s *simSession) start() {
+func (s *session) start() {
+	if s.clip == nil {
+		return
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -482,7 +539,10 @@ func (s *simSession) start() {
 		var frame, out []byte
 		seq := uint16(rand.Uint32())
 		start := time.Now()
-		const rate = 4 // times real time
+		rate := s.speed
+		if rate <= 0 {
+			rate = 4
+		}
 		for i := range s.clip.Samples {
 			smp := s.clip.Samples[i]
 			at := start.Add(time.Duration(float64(smp.DTS-s.clip.Samples[0].DTS) / 90000 / rate * float64(time.Second)))
@@ -513,7 +573,7 @@ func (s *simSession) start() {
 	}()
 }
 
-func (s *simSession) stop() {
+func (s *session) stop() {
 	s.once.Do(func() {
 		close(s.done)
 		if s.ln != nil {

@@ -1,0 +1,262 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/vinfer/vinfer/internal/testutil"
+	"github.com/vinfer/vinfer/internal/testutil/browsertest"
+)
+
+const webStreams = 8
+
+// clusterStream is one entry of a cluster-wide GET /api/streams.
+type clusterStream struct {
+	ID, State, Node, Placement string
+}
+
+func getJSON(t *testing.T, url string, v any) error {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// metric returns the value of one series of a node's /metrics (-1 when absent).
+func metric(t *testing.T, url, series string) float64 {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(url + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		return -1
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
+}
+
+// TestClusterWeb: two vinfer processes on an embedded nats-server share 8 streams. Every node's
+// GET /api/streams lists all 8, each with the node that runs it (the node whose ?scope=local
+// lists it); /metrics shows the cluster (vinfer_cluster_nodes, vinfer_cluster_streams{node});
+// node-a's web page in headless Chromium shows both nodes live with the streams each owns and
+// tags every stream card with its node. SIGKILL node-b: the page shows it dead, then all 8
+// streams under node-a, and node-a counts them as taken over.
+func TestClusterWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	root := repoRoot(t)
+	model := filepath.Join(root, "assets", "models", "yolox_nano_416.onnx")
+	if _, err := os.Stat(model); err != nil {
+		t.Skipf("assets not set up (scripts/setup.sh): %v", err)
+	}
+	ctx := browsertest.New(t, 5*time.Minute, 1440, 1000)
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "vinfer")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/vinfer")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: filepath.Join(tmp, "nats"), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	defer ns.Shutdown()
+
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "models:\n  - {name: yolox, path: %s, intra_op_threads: 1, max_batch: 1}\nstreams:\n", model)
+	for i := range webStreams {
+		fmt.Fprintf(&cfg, "  - {id: cam-%02d, source: \"rtp://127.0.0.1:%d?codec=h264\", model: yolox}\n", i, freeUDP(t))
+	}
+	fmt.Fprintf(&cfg, "output: {jsonl: none}\ncluster: {nats: %q, lease: 2s}\n", ns.ClientURL())
+	cfgPath := filepath.Join(tmp, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var procs []*proc
+	start := func(name string) *proc {
+		port := freeTCP(t)
+		p := &proc{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(tmp, name+".log"), done: make(chan struct{})}
+		f, err := os.Create(p.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.cmd = exec.Command(bin, "run", "--config", cfgPath, "--http", fmt.Sprintf("127.0.0.1:%d", port), "--node-name", name)
+		p.cmd.Stdout, p.cmd.Stderr = f, f
+		p.cmd.Env = append(os.Environ(), "VINFER_ORT_LIB="+filepath.Join(root, "third_party", "ort", "lib", "libonnxruntime.so.1"))
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { p.cmd.Wait(); f.Close(); close(p.done) }()
+		procs = append(procs, p)
+		return p
+	}
+	defer func() {
+		for _, p := range procs {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range procs {
+			select {
+			case <-p.done:
+			case <-time.After(20 * time.Second):
+				_ = p.cmd.Process.Kill()
+			}
+			if t.Failed() {
+				b, _ := os.ReadFile(p.log)
+				t.Logf("--- %s:\n%s", p.name, tail(string(b), 4000))
+			}
+		}
+	}()
+	a, b := start("node-a"), start("node-b")
+
+	// Both nodes run streams, and each node's cluster-wide list names the node that runs each.
+	local := func() map[string]string {
+		out := map[string]string{}
+		for _, p := range []*proc{a, b} {
+			ids, err := listStreams(p.url)
+			if err != nil {
+				return nil
+			}
+			for _, id := range ids {
+				out[id] = p.name
+			}
+		}
+		return out
+	}
+	var where map[string]string
+	testutil.Eventually(t, 90*time.Second, "8 streams on node-a and node-b, both running some", func() bool {
+		where = local()
+		n := count(where)
+		return len(where) == webStreams && n[a.name] > 0 && n[b.name] > 0
+	})
+	for _, p := range []*proc{a, b} {
+		testutil.Eventually(t, 15*time.Second, p.name+"'s GET /api/streams lists the cluster's streams with their nodes", func() bool {
+			var v struct{ Streams []clusterStream }
+			if getJSON(t, p.url+"/api/streams", &v) != nil || len(v.Streams) != webStreams {
+				return false
+			}
+			for _, s := range v.Streams {
+				if where[s.ID] != s.Node || s.Placement != "running" {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	n := count(where)
+	t.Logf("streams per node: %v", n)
+	testutil.Eventually(t, 15*time.Second, "node-a's /metrics shows the cluster", func() bool {
+		return metric(t, a.url, `vinfer_cluster_nodes{state="live"}`) == 2 &&
+			metric(t, a.url, `vinfer_cluster_streams{node="node-a"}`) == float64(n[a.name]) &&
+			metric(t, a.url, `vinfer_cluster_streams{node="node-b"}`) == float64(n[b.name]) &&
+			metric(t, a.url, `vinfer_cluster_registry_streams{state="running"}`) == webStreams &&
+			metric(t, a.url, `vinfer_cluster_member`) == 1
+	})
+	if got := metric(t, a.url, `vinfer_cluster_ownership_changes_total{kind="started"}`); got < float64(n[a.name]) {
+		t.Errorf("node-a counted %v started streams, runs %d", got, n[a.name])
+	}
+
+	// The page on node-a: both nodes live, each with its streams; each card tagged with its node.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(a.url+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#cluster`)),
+	); err != nil {
+		t.Fatalf("page load: %v", err)
+	}
+	want, _ := json.Marshal(where)
+	pollPage(t, ctx, "nodes and streams", fmt.Sprintf(`(() => {
+		const where = %s;
+		const nodes = [...document.querySelectorAll('#cluster .cl-node')];
+		if (nodes.length !== 2 || nodes.some(n => n.dataset.live !== '1')) return false;
+		for (const n of nodes)
+			for (const c of n.querySelectorAll('.cl-stream'))
+				if (where[c.dataset.stream] !== n.dataset.node) return false;
+		if (document.querySelectorAll('#cluster .cl-stream').length !== %d) return false;
+		const cards = [...document.querySelectorAll('.stream[data-stream]')];
+		return cards.length === %d && cards.every(c => c.dataset.node === where[c.dataset.stream] &&
+			c.querySelector('.cl-tag').textContent === where[c.dataset.stream]) &&
+			!!document.querySelector('#nav-cluster:not([hidden])');
+	})()`, want, webStreams, webStreams), 60*time.Second)
+	shootPage(t, ctx, "web-cluster.png")
+
+	// SIGKILL node-b: the page shows it dead, then every stream under node-a.
+	if err := b.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-b.done
+	pollPage(t, ctx, "node-b dead, its streams on node-a", fmt.Sprintf(`(() => {
+		const nb = document.querySelector('#cluster .cl-node[data-node="node-b"]');
+		const na = document.querySelector('#cluster .cl-node[data-node="node-a"]');
+		return (!nb || nb.dataset.live === '0') && !!na && na.querySelectorAll('.cl-stream').length === %d &&
+			[...document.querySelectorAll('.stream[data-stream]')].every(c => c.dataset.node === 'node-a');
+	})()`, webStreams), 60*time.Second)
+	shootPage(t, ctx, "web-cluster-failover.png")
+	if got := metric(t, a.url, `vinfer_cluster_ownership_changes_total{kind="taken_over"}`); got < float64(n[b.name]) {
+		t.Errorf("node-a counted %v streams taken over, node-b ran %d", got, n[b.name])
+	}
+}
+
+// pollPage waits for a page condition; on failure it saves a screenshot and fails the test.
+func pollPage(t *testing.T, ctx context.Context, step, expr string, timeout time.Duration) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(timeout),
+		chromedp.WithPollingInterval(200*time.Millisecond))); err != nil {
+		shootPage(t, ctx, "web-cluster-"+strings.ReplaceAll(step, " ", "-")+"-failed.png")
+		t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// shootPage saves a screenshot under out/test-artifacts/cluster (or $VINFER_TEST_ARTIFACTS).
+func shootPage(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	dir := os.Getenv("VINFER_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(repoRoot(t), "out", "test-artifacts")
+	}
+	dir = filepath.Join(dir, "cluster")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("artifact: %s", p)
+}
