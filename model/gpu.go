@@ -418,7 +418,7 @@ func (e *gpuEngine) freeLane(ln *gpuLane) {
 }
 
 // DeviceVersion is a Version loaded on a GPU (Registry.GetDevice). It takes decoded frames in
-// that GPU's memory (gpurun.Decoder's) and preprocesses them itself: it implements
+// that GPU's memory (codec.NVDECStream's) and preprocesses them itself: it implements
 // pipeline.FrameRunner, with one lane per worker (config.Model.Workers) and InFlight batches
 // per lane. Its Input and Run are the host-memory path of lane 0's session (ONNX Runtime
 // copies), which the pipeline does not use for it.
