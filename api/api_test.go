@@ -270,7 +270,11 @@ func inferred(e *env, id string) int64 {
 func TestBadRequests(t *testing.T) {
 	e := start(t, token)
 	video := asset(t, "videos/car-detection.mp4")
-	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cars","source":%q,"loop":true}`, video), 201, nil) // model defaults to the only one
+	var cars api.StreamView // model defaults to the only one; a realtime file is a live stream
+	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cars","source":%q,"loop":true,"realtime":true}`, video), 201, &cars)
+	if !cars.Realtime || !cars.Live {
+		t.Fatalf("realtime file: %+v", cars)
+	}
 	testutil.Eventually(t, 30*time.Second, "first inferred frames", func() bool { return inferred(e, "cars") > 0 })
 	before := inferred(e, "cars")
 

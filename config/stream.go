@@ -22,9 +22,15 @@ type Stream struct {
 	Model string `yaml:"model" json:"model"`
 	// Loop restarts a file at its end.
 	Loop bool `yaml:"loop,omitempty" json:"loop,omitempty"`
+	// Realtime paces a file at its own frame rate (its timestamps against the wall clock), as
+	// a camera would send it: the stream is then live (drop: oldest by default, priority over
+	// unpaced files). Live sources are real time anyway.
+	Realtime bool `yaml:"realtime,omitempty" json:"realtime,omitempty"`
 	// Interval infers every Nth decoded frame (0 or 1: every frame).
 	Interval int `yaml:"interval,omitempty" json:"interval,omitempty"`
-	// MaxFPS caps inferred frames per second of stream time (0: no cap).
+	// MaxFPS caps inferred frames per wall-clock second (0: no cap), for every source: a live
+	// stream (drop: oldest) drops the frames over the cap (fps_cap), a stream that blocks
+	// (drop: block, unpaced files) waits for its next turn instead, losing nothing.
 	MaxFPS float64 `yaml:"max_fps,omitempty" json:"max_fps,omitempty"`
 	// Drop is the policy when inference falls behind.
 	Drop DropPolicy `yaml:"drop,omitempty" json:"drop,omitempty"`

@@ -14,7 +14,7 @@ import (
 // same field names, and every field survives a round trip through both.
 func TestStreamSameInYAMLAndJSON(t *testing.T) {
 	gpu := 1
-	want := Stream{ID: "cam-1", Source: "rtsp://cam/x", Model: "m", Loop: true, Interval: 2, MaxFPS: 7.5,
+	want := Stream{ID: "cam-1", Source: "rtsp://cam/x", Model: "m", Loop: true, Realtime: true, Interval: 2, MaxFPS: 7.5,
 		Drop: DropOldest, Transport: TransportUDP, Decoder: DecoderNVDEC, GPU: &gpu}
 	j, err := json.Marshal(want)
 	if err != nil {
@@ -33,13 +33,13 @@ func TestStreamSameInYAMLAndJSON(t *testing.T) {
 	}
 	for _, got := range []Stream{fromJSON, fromYAML} {
 		if got.ID != want.ID || got.Drop != want.Drop || got.Transport != want.Transport || got.Decoder != want.Decoder ||
-			got.GPU == nil || *got.GPU != 1 || got.MaxFPS != 7.5 || !got.Loop || got.Interval != 2 {
+			got.GPU == nil || *got.GPU != 1 || got.MaxFPS != 7.5 || !got.Loop || !got.Realtime || got.Interval != 2 {
 			t.Fatalf("round trip: %+v, want %+v", got, want)
 		}
 	}
 	var keys map[string]any
 	json.Unmarshal(j, &keys)
-	for _, k := range []string{"id", "source", "model", "loop", "interval", "max_fps", "drop", "transport", "decoder", "gpu"} {
+	for _, k := range []string{"id", "source", "model", "loop", "realtime", "interval", "max_fps", "drop", "transport", "decoder", "gpu"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("JSON lacks %q: %s", k, j)
 		}

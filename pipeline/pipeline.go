@@ -167,6 +167,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	st := &stream{scene: sc, cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		keepFrame: len(m.cascades) > 0, policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
+	st.q.background = !cfg.Source.Live()
 	if !cfg.OnGPU() { // device frames are queued as frames: no host input slots
 		st.slotN = cfg.QueueDepth + 2
 		st.slots = make(chan []float32, st.slotN)

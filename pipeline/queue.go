@@ -52,6 +52,9 @@ type queue struct {
 	ready  chan struct{} // the scheduler's wake-up, shared by all queues of a model
 	closed bool
 	popped uint64 // items popped so far: the next one's seq
+	// background marks an unpaced file's queue: the scheduler serves it after the queues of
+	// live streams (set before the queue is added to the scheduler).
+	background bool
 }
 
 func newQueue(depth int, ready chan struct{}) *queue {

@@ -7,7 +7,8 @@ import (
 )
 
 // scheduler batches one model's frames across all streams using it: it waits for a first frame,
-// then collects more, round-robin over the stream queues so no stream starves, until the batch
+// then collects more, round-robin over the stream queues so no stream starves (live streams
+// before unpaced files: sweep), until the batch
 // holds maxBatch frames or maxDelay has passed since the first one. Several workers may collect
 // from one scheduler (GPU lanes); a worker that fills its batch and leaves frames behind wakes
 // the next.
@@ -46,18 +47,26 @@ func (s *scheduler) remove(q *queue) {
 }
 
 // sweep takes at most one item from each queue, round-robin, until dst is full or a full round
-// found nothing. Taking one per queue per round keeps streams fair within a batch.
+// found nothing: first from the queues of live streams, then from the background ones
+// (unpaced files), so when inference is short live streams keep their frames and files, which
+// wait rather than lose any, take what is left. Taking one per queue per round keeps streams
+// of a class fair within a batch.
 func (s *scheduler) sweep(dst []item) []item {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.queues)
-	for progress := true; progress && len(dst) < s.maxBatch; {
-		progress = false
-		for i := 0; i < n && len(dst) < s.maxBatch; i++ {
-			q := s.queues[(s.next+i)%n]
-			before := len(dst)
-			dst = q.pop(dst, 1)
-			progress = progress || len(dst) > before
+	for _, background := range [2]bool{false, true} {
+		for progress := true; progress && len(dst) < s.maxBatch; {
+			progress = false
+			for i := 0; i < n && len(dst) < s.maxBatch; i++ {
+				q := s.queues[(s.next+i)%n]
+				if q.background != background {
+					continue
+				}
+				before := len(dst)
+				dst = q.pop(dst, 1)
+				progress = progress || len(dst) > before
+			}
 		}
 	}
 	if n > 0 {

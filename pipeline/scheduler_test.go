@@ -321,3 +321,40 @@ func TestSchedulerWithStreams(t *testing.T) {
 		t.Fatalf("live stream: %d items, %d dropped, last %v", len(l), liveDropped, l[len(l)-1:])
 	}
 }
+
+// TestSchedulerLiveFirst: when inference is short, the queues of live streams are served
+// before the background queues of unpaced files (which wait, losing nothing), round-robin
+// within each class; files take what room is left in a batch.
+func TestSchedulerLiveFirst(t *testing.T) {
+	cases := []struct {
+		name       string
+		maxBatch   int
+		counts     []int
+		background []bool // per queue: an unpaced file
+		want       []string
+	}{
+		{"one at a time: the live stream first", 1, []int{2, 3}, []bool{false, true},
+			[]string{"a0", "a1", "b0", "b1", "b2"}},
+		{"a file queued first still waits", 1, []int{3, 2}, []bool{true, false},
+			[]string{"b0", "b1", "a0", "a1", "a2"}},
+		{"files fill the rest of a batch", 4, []int{1, 5, 1}, []bool{false, true, false},
+			[]string{"a0 c0 b0 b1", "b2 b3 b4"}},
+		{"round-robin within each class", 2, []int{2, 2, 3}, []bool{true, true, false},
+			[]string{"c0 c1", "c2 b0", "a0 b1", "a1"}},
+		{"only files: round-robin as before", 3, []int{3, 1}, []bool{true, true},
+			[]string{"a0 b0 a1", "a2"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, qs := schedFixture(t, c.maxBatch, 0, c.counts...)
+			for q, bg := range c.background {
+				qs[q].background = bg
+			}
+			for i, want := range c.want {
+				if got := collectNow(t, s); got != want {
+					t.Fatalf("batch %d: %q, want %q", i, got, want)
+				}
+			}
+		})
+	}
+}

@@ -77,7 +77,8 @@ type stream struct {
 	err    error
 	ended  atomic.Bool
 
-	nextPTS   time.Duration // fps cap: earliest PTS of the next inferred frame
+	nextAt    time.Time   // fps cap: earliest wall-clock time of the next inferred frame
+	capTimer  *time.Timer // fps cap: a blocking stream's wait
 	dec       VideoDecoder
 	codec     media.Codec
 	keepFrame bool                            // the model has cascades: the frame is kept until they ran
@@ -187,14 +188,8 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 			return nil
 		}
 		if s.cfg.MaxFPS > 0 {
-			if f.PTS < s.nextPTS {
-				s.stats.Dropped[DropFPSCap].Add(1)
-				return nil
-			}
-			step := time.Duration(float64(time.Second) / s.cfg.MaxFPS)
-			s.nextPTS += step
-			if s.nextPTS <= f.PTS {
-				s.nextPTS = f.PTS + step
+			if ok, err := s.capFPS(ctx); !ok {
+				return err
 			}
 		}
 		it := item{st: s, index: f.Index, pts: f.PTS, wallclock: f.Wallclock,
@@ -221,6 +216,39 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		}
 		return s.enqueue(ctx, it)
 	}
+}
+
+// capFPS applies max_fps on the wall clock: a frame before the stream's next turn is dropped
+// (counted as fps_cap) by a stream that drops, and waited for by one that blocks. Turns are a
+// grid of 1/max_fps steps, re-anchored after a gap, so jitter does not lower the rate.
+// It reports whether the frame goes on; false with ctx's error when ctx ended while waiting.
+func (s *stream) capFPS(ctx context.Context) (bool, error) {
+	step := time.Duration(float64(time.Second) / s.cfg.MaxFPS)
+	now := time.Now()
+	if d := s.nextAt.Sub(now); d > 0 {
+		if s.policy != Block {
+			s.stats.Dropped[DropFPSCap].Add(1)
+			return false, nil
+		}
+		if s.capTimer == nil {
+			s.capTimer = time.NewTimer(d)
+		} else {
+			s.capTimer.Reset(d)
+		}
+		select {
+		case <-s.capTimer.C:
+		case <-ctx.Done():
+			s.capTimer.Stop()
+			s.stats.Dropped[DropShutdown].Add(1)
+			return false, ctx.Err()
+		}
+		now = s.nextAt
+	}
+	s.nextAt = s.nextAt.Add(step)
+	if !s.nextAt.After(now) {
+		s.nextAt = now.Add(step)
+	}
+	return true, nil
 }
 
 // enqueue puts it, now in flight, on the stream's queue. A frame it displaces (live streams) is

@@ -6,14 +6,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/vinfer/vinfer/config"
 )
 
-// JSONL writes one JSON object per line (JSON Lines) to W. Output is buffered and flushed at
-// least once a second while lines are written (every line with Live or Events: a terminal, a
-// pipe read live, rare events); call Flush or Close at the end.
+// JSONL writes one JSON object per line (JSON Lines) to W. Output is buffered; a line waits in
+// the buffer at most FlushEvery (a timer flushes it even when no further line comes), and with
+// Live or Events every line is written through (a terminal, a pipe read live, rare events).
+// Write, Flush and Close may be called from different goroutines; call Close (or Flush) at the
+// end.
 type JSONL struct {
 	W    io.Writer
 	Live bool
@@ -23,19 +26,31 @@ type JSONL struct {
 	// result.
 	Events bool
 
-	bw        *bufio.Writer
-	buf       []byte
-	closer    io.Closer
-	lastFlush time.Time
+	mu     sync.Mutex
+	bw     *bufio.Writer
+	buf    []byte
+	closer io.Closer
+	timer  *time.Timer // armed while the buffer holds lines not yet written out
+	armed  bool
+	closed bool
+	err    error // the last error of a timer-driven flush, returned by the next call
 }
 
-// flushEvery bounds how long a written line may wait in the buffer.
-const flushEvery = time.Second
+// FlushEvery bounds how long a written line may wait in the buffer.
+const FlushEvery = 100 * time.Millisecond
 
 // Write encodes r as one line.
 func (j *JSONL) Write(r *Result) error {
 	if j.Events && len(r.Events) == 0 || !j.Events && !j.AllFrames && len(r.Detections) == 0 && len(r.Events) == 0 {
 		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return os.ErrClosed
+	}
+	if err := j.takeErr(); err != nil {
+		return err
 	}
 	if j.bw == nil {
 		j.bw = bufio.NewWriterSize(j.W, 64<<10)
@@ -55,24 +70,64 @@ func (j *JSONL) Write(r *Result) error {
 	if j.Live || j.Events {
 		return j.bw.Flush()
 	}
-	if now := time.Now(); now.Sub(j.lastFlush) >= flushEvery {
-		j.lastFlush = now
-		return j.bw.Flush()
+	if j.bw.Buffered() > 0 && !j.armed {
+		j.armed = true
+		if j.timer == nil {
+			j.timer = time.AfterFunc(FlushEvery, j.tick)
+		} else {
+			j.timer.Reset(FlushEvery)
+		}
 	}
 	return nil
 }
 
-// Flush writes buffered lines out.
-func (j *JSONL) Flush() error {
-	if j.bw == nil {
-		return nil
+// tick is the timer's flush.
+func (j *JSONL) tick() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.armed = false
+	if j.closed || j.bw == nil {
+		return
 	}
-	return j.bw.Flush()
+	if err := j.bw.Flush(); err != nil && j.err == nil {
+		j.err = err
+	}
 }
 
-// Close flushes and closes the file JSONLKind opened.
+func (j *JSONL) takeErr() error {
+	err := j.err
+	j.err = nil
+	return err
+}
+
+// Flush writes buffered lines out.
+func (j *JSONL) Flush() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.flushLocked()
+}
+
+func (j *JSONL) flushLocked() error {
+	err := j.takeErr()
+	if j.bw == nil || j.closed {
+		return err
+	}
+	if ferr := j.bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// Close flushes, stops the timer and closes the file JSONLKind opened. Later Writes fail with
+// os.ErrClosed.
 func (j *JSONL) Close() error {
-	err := j.Flush()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	err := j.flushLocked()
+	j.closed = true
+	if j.timer != nil {
+		j.timer.Stop()
+	}
 	if j.closer != nil {
 		if cerr := j.closer.Close(); err == nil {
 			err = cerr

@@ -57,6 +57,10 @@ type Source struct {
 	Roots []string
 	// OpenTimeout bounds opening and probing the file (0: source.DefaultOpenTimeout).
 	OpenTimeout time.Duration
+	// Realtime paces Read at the file's own rate (each access unit's DTS against the wall
+	// clock, continuing across loops; Pacer), and makes the source Live: a stand-in camera.
+	Realtime bool
+	pacer    Pacer
 
 	interrupt astiav.IOInterrupter
 	timedOut  atomic.Bool
@@ -222,10 +226,21 @@ func (s *Source) initFilter() error {
 	return nil
 }
 
-// Read returns the next access unit of the video stream in decoding order. It returns io.EOF
-// at the end of the file (unless Loop), ctx.Err() when ctx ends, and an error when the file
-// cannot be read further.
+// Read returns the next access unit of the video stream in decoding order (with Realtime, when
+// its DTS is due). It returns io.EOF at the end of the file (unless Loop), ctx.Err() when ctx
+// ends, and an error when the file cannot be read further.
 func (s *Source) Read(ctx context.Context) (*media.AccessUnit, error) {
+	au, err := s.read(ctx)
+	if err != nil || !s.Realtime {
+		return au, err
+	}
+	if err := s.pacer.Wait(ctx, au.DTS); err != nil {
+		return nil, err
+	}
+	return au, nil
+}
+
+func (s *Source) read(ctx context.Context) (*media.AccessUnit, error) {
 	if s.fc == nil || s.in == nil {
 		return nil, errors.New("file: Read before a successful Init, or after Close")
 	}
@@ -371,8 +386,8 @@ func (s *Source) endOfFile() error {
 // container has none, e.g. MPEG-TS) and duration.
 func (s *Source) Info() media.StreamInfo { return s.info }
 
-// Live reports false: a file is read as fast as the pipeline consumes it.
-func (s *Source) Live() bool { return false }
+// Live reports Realtime: a file is read as fast as the pipeline consumes it, unless paced.
+func (s *Source) Live() bool { return s.Realtime }
 
 // Loops returns how many times the file was restarted (Loop).
 func (s *Source) Loops() int { return int(s.loops.Load()) }

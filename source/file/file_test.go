@@ -457,3 +457,72 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.SetBytes(bytes / int64(max(b.N, 1)))
 }
+
+// TestRealtime: with Realtime a looping file is a stand-in camera: live, and read no faster
+// than its timestamps (a lower bound only: a loaded machine may be slower, never faster).
+func TestRealtime(t *testing.T) {
+	s := &Source{Path: sourcetest.Asset(t, "videos/car-detection.mp4"), Loop: true, Realtime: true} // 12.5 fps
+	if err := s.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.Live() || (&Source{}).Live() {
+		t.Fatal("Live should follow Realtime")
+	}
+	start := time.Now()
+	var first, last time.Duration
+	for i := range 20 {
+		au, err := s.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = au.DTS
+		}
+		last = au.DTS
+	}
+	took, span := time.Since(start), last-first
+	if span < 1500*time.Millisecond || took < span {
+		t.Fatalf("20 access units spanning %v read in %v", span, took)
+	}
+	t.Logf("20 access units spanning %v read in %v", span, took)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Read(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Read with a cancelled context: %v", err)
+	}
+}
+
+// TestPacer: timestamps are released no earlier than their time; a jump ahead or a reader far
+// behind re-anchors instead of stalling or bursting.
+func TestPacer(t *testing.T) {
+	var p Pacer
+	ctx := context.Background()
+	start := time.Now()
+	for _, ts := range []time.Duration{0, 20 * time.Millisecond, 40 * time.Millisecond} {
+		if err := p.Wait(ctx, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(start); took < 40*time.Millisecond {
+		t.Fatalf("three timestamps 20 ms apart released in %v", took)
+	}
+	start = time.Now()
+	if err := p.Wait(ctx, time.Hour); err != nil { // a jump: re-anchored, not waited for
+		t.Fatal(err)
+	}
+	if err := p.Wait(ctx, time.Hour+30*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 30*time.Millisecond || took > 5*time.Minute {
+		t.Fatalf("after a jump: %v", took)
+	}
+	p = Pacer{MaxLag: time.Millisecond}
+	p.Wait(ctx, 0)
+	p.Wait(ctx, -time.Hour) // far behind: re-anchored at -1 h
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := p.Wait(cctx, -time.Hour+time.Minute); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+}
