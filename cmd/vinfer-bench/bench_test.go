@@ -79,8 +79,13 @@ func TestBenchConfig(t *testing.T) {
 		m.ProviderOptions["cudnn_conv_algo_search"] != "HEURISTIC" || *m.ScoreThreshold != 0.9 || m.MaxBatch != 1 {
 		t.Fatalf("model %+v", m)
 	}
-	if len(cfg.Streams) != 3 || cfg.Streams[2].ID != "s002" || cfg.Streams[2].Source != "bench://s002" || !cfg.Streams[2].OnGPU() {
+	if len(cfg.Streams) != 3 || cfg.Streams[2].ID != "s002" || cfg.Streams[2].Source != "bench://s002" || !cfg.Streams[2].OnGPU() ||
+		cfg.Streams[2].Realtime {
 		t.Fatalf("streams %+v", cfg.Streams)
+	}
+	o.paced = true
+	if cfg, err = benchConfig(o, 1); err != nil || !cfg.Streams[0].Realtime || !cfg.Streams[0].Loop {
+		t.Fatalf("paced: %v %+v", err, cfg.Streams)
 	}
 }
 
@@ -102,47 +107,38 @@ func (u *units) Info() media.StreamInfo { return media.StreamInfo{} }
 func (u *units) Live() bool             { return false }
 func (u *units) Close() error           { return nil }
 
-// TestProbePacing: paced, no unit is handed on before its decoding time from the start, and
-// each unit's arrival is that due time; unpaced, arrivals are when units were read.
-func TestProbePacing(t *testing.T) {
+// TestProbeArrivals: the first unit is not read before the probe's start; each unit's arrival
+// is noted by the frame number of its PTS when it was read.
+func TestProbeArrivals(t *testing.T) {
 	start := time.Now().Add(20 * time.Millisecond)
-	p, _ := newProbe("t-paced", "", 25, true, start)
-	p.inner = &units{n: 4}
-	for i := range 4 {
+	p, url := newProbe("t-arrivals", "", 25, start)
+	if url != "bench://t-arrivals" {
+		t.Fatal(url)
+	}
+	p.inner = &units{n: 3}
+	for i := range 3 {
+		before := time.Now()
 		au, err := p.Read(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		due := start.Add(time.Duration(i) * 40 * time.Millisecond)
-		if now := time.Now(); now.Before(due) {
-			t.Fatalf("unit %d handed on %v before it was due", i, due.Sub(now))
+		if i == 0 && before.Before(start) && time.Now().Before(start) {
+			t.Fatal("first unit read before the start")
 		}
-		if got := p.arrival(au.PTS); !got.Equal(due) {
-			t.Fatalf("unit %d arrival %v, want %v", i, got, due)
+		if got := p.arrival(au.PTS); got.Before(before) || got.After(time.Now()) {
+			t.Fatalf("unit %d: arrival %v outside its read", i, got)
 		}
 	}
 	if _, err := p.Read(context.Background()); err != io.EOF {
 		t.Fatalf("end: %v", err)
 	}
-	before := time.Now()
-	q, _ := newProbe("t-unpaced", "", 25, false, time.Now().Add(time.Hour))
-	q.inner = &units{n: 3}
-	for range 3 {
-		au, err := q.Read(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := q.arrival(au.PTS); got.Before(before) || got.After(time.Now()) {
-			t.Fatalf("arrival %v outside the read", got)
-		}
-	}
-	if !q.arrival(10 * time.Second).IsZero() {
+	if !p.arrival(10 * time.Second).IsZero() {
 		t.Fatal("arrival of a unit never read")
 	}
 }
 
-func TestProbePacingCancelled(t *testing.T) {
-	p, _ := newProbe("t-cancel", "", 25, true, time.Now().Add(time.Hour))
+func TestProbeStartCancelled(t *testing.T) {
+	p, _ := newProbe("t-cancel", "", 25, time.Now().Add(time.Hour))
 	p.inner = &units{n: 2}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

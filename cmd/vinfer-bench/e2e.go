@@ -58,7 +58,7 @@ type e2eResult struct {
 
 // benchConfig is the configuration `vinfer run` would be given: the model (name m) with the
 // bench's settings and streams streams s000… of the clip through the bench's probes (added by
-// benchE2E). It goes through config.Parse, so it is validated as a user's file is.
+// benchE2E), realtime (paced at the clip's rate, live: drop oldest) with o.paced. It goes through config.Parse, so it is validated as a user's file is.
 func benchConfig(o options, streams int) (*config.Config, error) {
 	path, err := filepath.Abs(o.model)
 	if err != nil {
@@ -91,7 +91,8 @@ func benchConfig(o options, streams int) (*config.Config, error) {
 	}
 	b.WriteString("streams:\n")
 	for i := range streams {
-		fmt.Fprintf(&b, "  - {id: s%03d, source: \"bench://s%03d\", model: m, decoder: %s, loop: true}\n", i, i, o.decoder)
+		fmt.Fprintf(&b, "  - {id: s%03d, source: \"bench://s%03d\", model: m, decoder: %s, loop: true, realtime: %t}\n",
+			i, i, o.decoder, o.paced)
 	}
 	cfg, err := config.Parse([]byte(b.String()))
 	if err != nil {
@@ -129,8 +130,8 @@ func (c *counter) ObserveBatch(_ string, n int) { c.batches.Add(1); c.items.Add(
 func (c *counter) ObserveResult(*sink.Result)   {}
 
 // benchE2E runs the product's app with o.streams file streams of the clip (the configuration of
-// benchConfig) for o.duration, results counted by a sink; paced streams start spread over one
-// frame interval, as cameras are not in phase. The model is loaded (on every GPU, for nvdec
+// benchConfig) for o.duration, results counted by a sink; streams start spread over one frame
+// interval, as cameras are not in phase (paced streams keep their phase: realtime files). The model is loaded (on every GPU, for nvdec
 // streams) before the first stream starts.
 func benchE2E(o options) (*e2eResult, error) {
 	cfg, err := benchConfig(o, o.streams)
@@ -175,7 +176,7 @@ func benchE2E(o options) (*e2eResult, error) {
 	frameDur := time.Duration(float64(time.Second) / o.fps)
 	for i, s := range cfg.Streams {
 		phase := frameDur * time.Duration(i) / time.Duration(len(cfg.Streams))
-		c.probes[s.ID], _ = newProbe(s.ID, clip, o.fps, o.paced, t0.Add(phase))
+		c.probes[s.ID], _ = newProbe(s.ID, clip, o.fps, t0.Add(phase))
 	}
 	for _, s := range cfg.Streams {
 		if err := a.AddStream(s); err != nil {

@@ -15,10 +15,10 @@ import (
 )
 
 // probeKind is the bench's source kind, bench://ID: the file source of probe ID (registered by
-// newProbe before the stream is added), read through a probe that notes when each access unit
-// was handed on, by the frame number of its PTS, and with pacing releases the units at their
-// decoding times from the probe's start instead of as fast as the pipeline takes them. Every
-// other stage is the product's.
+// newProbe before the stream is added; the stream's loop and realtime settings apply, so a
+// paced stream is the product's realtime file) read through a probe that notes when each access
+// unit was handed on, by the frame number of its PTS. The probe delays the first read until its
+// start, so that paced streams run out of phase, as cameras do. Every stage is the product's.
 var probeKind = source.Kind{Schemes: []string{"bench"}, Open: openProbe}
 
 func init() { source.Register(probeKind) }
@@ -28,20 +28,17 @@ var probes sync.Map // ID → *probe
 // probe wraps one stream's source; see probeKind.
 type probe struct {
 	path     string
-	paced    bool
-	start    time.Time     // paced: when the unit with the first DTS is due
+	start    time.Time     // the first read waits for it
 	frameDur time.Duration // numbers frames by PTS
 
 	inner    source.Source
-	first    time.Duration // DTS of the first unit
 	started  bool
-	timer    *time.Timer
-	arrivals [128]atomic.Int64 // unix ns the unit of frame n%128 was handed on (or due, paced)
+	arrivals [128]atomic.Int64 // unix ns the unit of frame n%128 was handed on
 }
 
 // newProbe registers the probe of stream id and returns its source URL.
-func newProbe(id, path string, fps float64, paced bool, start time.Time) (*probe, string) {
-	p := &probe{path: path, paced: paced, start: start, frameDur: time.Duration(float64(time.Second) / fps)}
+func newProbe(id, path string, fps float64, start time.Time) (*probe, string) {
+	p := &probe{path: path, start: start, frameDur: time.Duration(float64(time.Second) / fps)}
 	probes.Store(id, p)
 	return p, "bench://" + id
 }
@@ -63,34 +60,26 @@ func openProbe(s *config.Stream, pol source.Policy) (source.Source, error) {
 	return p, nil
 }
 
-// Read returns the inner source's next unit, paced when asked, and notes its arrival.
+// Read returns the inner source's next unit and notes its arrival; the first read waits for
+// the probe's start.
 func (p *probe) Read(ctx context.Context) (*media.AccessUnit, error) {
+	if !p.started {
+		p.started = true
+		if wait := time.Until(p.start); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			}
+		}
+	}
 	au, err := p.inner.Read(ctx)
 	if err != nil {
 		return au, err
 	}
-	if !p.started {
-		p.first, p.started = au.DTS, true
-	}
-	at := time.Now()
-	if p.paced {
-		due := p.start.Add(au.DTS - p.first)
-		if wait := due.Sub(at); wait > 0 {
-			if p.timer == nil {
-				p.timer = time.NewTimer(wait)
-			} else {
-				p.timer.Reset(wait)
-			}
-			select {
-			case <-p.timer.C:
-			case <-ctx.Done():
-				p.timer.Stop()
-				return nil, ctx.Err()
-			}
-		}
-		at = due // late units count from when they were due
-	}
-	p.arrivals[p.slot(au.PTS)].Store(at.UnixNano())
+	p.arrivals[p.slot(au.PTS)].Store(time.Now().UnixNano())
 	return au, nil
 }
 
@@ -110,9 +99,4 @@ func (p *probe) arrival(pts time.Duration) time.Time {
 
 func (p *probe) Info() media.StreamInfo { return p.inner.Info() }
 func (p *probe) Live() bool             { return p.inner.Live() }
-func (p *probe) Close() error {
-	if p.timer != nil {
-		p.timer.Stop()
-	}
-	return p.inner.Close()
-}
+func (p *probe) Close() error           { return p.inner.Close() }
