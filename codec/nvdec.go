@@ -56,8 +56,11 @@ type NVDEC struct {
 	synced bool // a key frame was sent
 }
 
-// avFrame is the native backing of an NVDEC frame.
-type avFrame struct{ f *C.AVFrame }
+// avFrame is the native backing of an NVDEC frame, on dev (frame.Downloader: nvdecdownload.go).
+type avFrame struct {
+	f   *C.AVFrame
+	dev *cuda.Device
+}
 
 func (b *avFrame) Reset() { C.av_frame_unref(b.f) } // unmaps the NVDEC surface
 func (b *avFrame) Free()  { C.av_frame_free(&b.f) }
@@ -104,7 +107,7 @@ func (d *NVDEC) Init() error {
 		if f == nil {
 			return nil, errors.New("codec: av_frame_alloc failed")
 		}
-		return &avFrame{f: f}, nil
+		return &avFrame{f: f, dev: d.Device}, nil
 	})
 	return nil
 }
