@@ -156,10 +156,11 @@ func benchE2E(o options) (*e2eResult, error) {
 			a.Stop()
 		}
 	}()
-	if err := a.Registry.Preload(true); err != nil {
-		return nil, err
-	}
-	if o.decoder == "nvdec" {
+	if o.decoder != "nvdec" {
+		if err := a.Registry.Preload(true); err != nil {
+			return nil, err
+		}
+	} else {
 		n, err := cuda.DeviceCount()
 		if err != nil {
 			return nil, err
