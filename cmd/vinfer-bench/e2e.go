@@ -131,8 +131,8 @@ func (c *counter) ObserveResult(*sink.Result)   {}
 
 // benchE2E runs the product's app with o.streams file streams of the clip (the configuration of
 // benchConfig) for o.duration, results counted by a sink; streams start spread over one frame
-// interval, as cameras are not in phase (paced streams keep their phase: realtime files). The model is loaded (on every GPU, for nvdec
-// streams) before the first stream starts.
+// interval, as cameras are not in phase (paced streams keep their phase: realtime files). The
+// model is loaded before the first stream starts (nvdec: its GPU engine on every GPU).
 func benchE2E(o options) (*e2eResult, error) {
 	cfg, err := benchConfig(o, o.streams)
 	if err != nil {
