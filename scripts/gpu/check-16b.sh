@@ -77,7 +77,7 @@ if has run; then
     cfg=$TD/run-$n.yaml
     {
       printf 'models:\n  - name: yolox\n    path: %s\n    provider: cuda\n' "$M"
-      printf '    provider_options: {cudnn_conv_algo_search: HEURISTIC}\n    max_batch: 8\n    max_delay: 2ms\n    preload: true\nstreams:\n'
+      printf '    provider_options: {cudnn_conv_algo_search: HEURISTIC}\n    max_batch: 8\n    max_delay: 2ms\nstreams:\n'
       for i in $(seq -w 1 "$n"); do echo "  - {id: cam$i, source: $C, model: yolox, decoder: nvdec, loop: true}"; done
     } >"$cfg"
     echo "== vinfer run, $n streams, ${secs}s"

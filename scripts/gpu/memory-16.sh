@@ -47,7 +47,6 @@ models:
     $provider
     max_batch: 8
     max_delay: 2ms
-    preload: true
 streams: []
 EOF
   if [ $cpu = 0 ]; then
