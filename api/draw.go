@@ -17,8 +17,8 @@ import (
 	"github.com/vinfer/vinfer/frame"
 )
 
-// errDeviceFrame is returned for frames in GPU memory, which snapshots cannot read.
-var errDeviceFrame = errors.New("the latest frame is in GPU memory (NVDEC): snapshots need host frames")
+// errDeviceFrame is returned for frames in GPU memory: copy them first (frame.ToHost).
+var errDeviceFrame = errors.New("the frame is in GPU memory: convert a host copy (frame.ToHost)")
 
 // toRGBA converts a host frame to RGBA, reusing dst when it has the output's size, taking every
 // step-th pixel of every step-th row (step ≥ 1; the output is ⌈w/step⌉×⌈h/step⌉, so a large

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/vinfer/vinfer/frame"
 )
 
 // snapshotWait bounds how long a snapshot waits for the result of the frame it shows (the
@@ -19,7 +21,9 @@ const snapshotWait = 2 * time.Second
 // the bare frame, width=N to scale down (aspect kept), quality=1…100 (default 80), wait=0 to
 // draw the newest result at once instead of waiting up to 2 s for the frame's own.
 // Headers X-Vinfer-Frame and X-Vinfer-PTS identify the frame; X-Vinfer-Result-Frame the result
-// drawn (absent when none). 404: unknown stream; 503: no frame decoded yet.
+// drawn (absent when none). Frames in GPU memory (decoder: nvdec) are copied to the host for
+// the snapshot (frame.ToHost). 404: unknown stream; 503: no frame decoded yet; 501: a device
+// frame its decoder cannot copy.
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !s.streamExists(id) {
@@ -55,15 +59,23 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "stream %q has no decoded frame yet (it may still be connecting, or the server runs without keeping frames): retry shortly", id)
 		return
 	}
-	index, pts, fw := f.Index, f.PTS, f.Width
-	img, err := toRGBA(f, nil, snapshotStep(f.Width, f.Height, width))
+	// A frame in GPU memory (an nvdec stream) is copied to the host here, on demand: one frame
+	// per snapshot, nothing on the frame path.
+	hf, err := frame.ToHost(f)
 	f.Release()
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, errDeviceFrame) {
+		if errors.Is(err, frame.ErrOnDevice) {
 			code = http.StatusNotImplemented
 		}
 		writeError(w, code, "snapshot of stream %s: %v", id, err)
+		return
+	}
+	index, pts, fw := hf.Index, hf.PTS, hf.Width
+	img, err := toRGBA(hf, nil, snapshotStep(hf.Width, hf.Height, width))
+	hf.Release()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "snapshot of stream %s: %v", id, err)
 		return
 	}
 	img = scaleTo(img, width)

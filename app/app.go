@@ -15,9 +15,9 @@ import (
 
 	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/evidence"
 	"github.com/vinfer/vinfer/frame"
-	"github.com/vinfer/vinfer/gpurun"
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/model"
@@ -32,7 +32,7 @@ type App struct {
 	Registry *model.Registry
 	Pipeline *pipeline.Pipeline
 	// GPUs are the devices of the streams with decoder: nvdec (none are opened otherwise).
-	Devices *gpurun.Devices
+	Devices *cuda.Devices
 	Log     *slog.Logger
 
 	started time.Time
@@ -81,7 +81,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
 	}
-	a := &App{Config: cfg, Log: o.Log, started: time.Now(), fanout: newFanout(), Devices: &gpurun.Devices{},
+	a := &App{Config: cfg, Log: o.Log, started: time.Now(), fanout: newFanout(), Devices: &cuda.Devices{},
 		limits: newLimits(&cfg.Sources, cfg.Dir)}
 	env := sink.Env{Dir: cfg.Dir, DataDir: cfg.Output.DataDir, Stdout: o.Stdout, Log: o.Log}
 	for _, decl := range sinkDecls(cfg.Output) {
@@ -208,7 +208,7 @@ func (a *App) gpuStream(sc *pipeline.StreamConfig) error {
 	}
 	sc.Device = dev.Ordinal()
 	sc.NewDecoder = func(c media.Codec) (pipeline.VideoDecoder, error) {
-		d := &gpurun.Decoder{Device: dev, Codec: c}
+		d := &codec.NVDECStream{Device: dev, Codec: c}
 		if err := d.Init(); err != nil {
 			return nil, err
 		}

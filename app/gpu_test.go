@@ -16,7 +16,6 @@ import (
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/frame"
-	"github.com/vinfer/vinfer/gpurun"
 	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/pipeline"
 	"github.com/vinfer/vinfer/sink"
@@ -72,7 +71,7 @@ func TestNVDECWithoutGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := a.AddStream(config.Stream{ID: "gpu", Source: video, Model: "g", Decoder: config.DecoderNVDEC})
-	if !errors.Is(err, gpurun.ErrNoGPU) || !strings.Contains(err.Error(), "stream gpu: decoder nvdec: no CUDA device: ") ||
+	if !errors.Is(err, cuda.ErrNoGPU) || !strings.Contains(err.Error(), "stream gpu: decoder nvdec: no CUDA device: ") ||
 		!strings.Contains(err.Error(), "use decoder: cpu") {
 		t.Fatalf("nvdec stream without a GPU: err = %v", err)
 	}

@@ -45,7 +45,7 @@ type NVDEC struct {
 	// Codec of the access units: media.CodecH264 or media.CodecH265.
 	Codec media.Codec
 	// Frames is how many decoded frames the consumer may hold at once (the frame pool's size,
-	// added to the decoder's surfaces; NVDEC has at most 32). Default 4.
+	// added to the decoder's surfaces; NVDEC has at most 32); 0: DefaultNVDECFrames.
 	Frames int
 
 	d      *C.vf_nvdec
@@ -56,11 +56,22 @@ type NVDEC struct {
 	synced bool // a key frame was sent
 }
 
-// avFrame is the native backing of an NVDEC frame.
-type avFrame struct{ f *C.AVFrame }
+// avFrame is the native backing of an NVDEC frame, on dev (frame.Downloader: nvdecdownload.go).
+type avFrame struct {
+	f   *C.AVFrame
+	dev *cuda.Device
+}
 
 func (b *avFrame) Reset() { C.av_frame_unref(b.f) } // unmaps the NVDEC surface
 func (b *avFrame) Free()  { C.av_frame_free(&b.f) }
+
+// DefaultNVDECFrames is the frame pool size of an NVDEC (and NVDECStream) whose Frames is 0:
+// room for a stream's frames in its inference queue, in the batches in flight and the one kept
+// for snapshots, so that NVDEC rarely waits. Measured on the H200 (docs/benchmarks-gpu.md,
+// 2026-12-01): `vinfer run` with 8 reached 0.99 of NVDEC decode-only with 16 and 32 streams,
+// as the benchmark engine did with 16; each frame costs one NVDEC output surface (~3 MB at
+// 1080p) per stream.
+const DefaultNVDECFrames = 8
 
 // ErrNVDECUnavailable is returned by Init when FFmpeg or the device cannot decode with NVDEC.
 var ErrNVDECUnavailable = errors.New("codec: NVDEC decoding unavailable")
@@ -81,7 +92,7 @@ func (d *NVDEC) Init() error {
 		return fmt.Errorf("codec: NVDEC cannot decode %v (H.264 and H.265 only)", d.Codec)
 	}
 	if d.Frames <= 0 {
-		d.Frames = 4
+		d.Frames = DefaultNVDECFrames
 	}
 	if d.Frames > 16 {
 		return fmt.Errorf("codec: NVDEC Frames %d exceeds 16 (NVDEC has at most 32 surfaces)", d.Frames)
@@ -96,7 +107,7 @@ func (d *NVDEC) Init() error {
 		if f == nil {
 			return nil, errors.New("codec: av_frame_alloc failed")
 		}
-		return &avFrame{f: f}, nil
+		return &avFrame{f: f, dev: d.Device}, nil
 	})
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/detect"
+	"github.com/vinfer/vinfer/gpuexec"
 	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/tensor"
 )
@@ -267,7 +268,7 @@ func (r *Registry) loadVersion(decl config.Model, device int) (*Version, error) 
 	return v, nil
 }
 
-// loadDeviceVersion loads decl on GPU device and warms it up there (gpuEngine).
+// loadDeviceVersion loads decl on GPU device and warms it up there (a gpuexec.Engine).
 func (r *Registry) loadDeviceVersion(l *Loader, decl config.Model, device int) (*Version, error) {
 	t0 := time.Now()
 	m, eng, err := l.openGPU(decl, device)
@@ -277,7 +278,7 @@ func (r *Registry) loadDeviceVersion(l *Loader, decl config.Model, device int) (
 	m.WarmUpTime = time.Since(t0) - m.LoadTime
 	dec, err := m.NewDecoder()
 	if err != nil {
-		eng.close(m)
+		eng.Close()
 		return nil, err
 	}
 	v := &Version{m: m, dec: dec, reg: r, gpu: eng}
@@ -307,7 +308,7 @@ type Entry struct {
 type Version struct {
 	m     *Model
 	dec   detect.Decoder
-	gpu   *gpuEngine // GPU versions (Registry.GetDevice) only
+	gpu   *gpuexec.Engine // GPU versions (Registry.GetDevice) only
 	reg   *Registry
 	refs  atomic.Int64 // 1 while current + 1 per Acquire
 	freed atomic.Bool
@@ -434,7 +435,7 @@ func (v *Version) Release() { v.release() }
 func (v *Version) release() {
 	if v.refs.Add(-1) == 0 && v.freed.CompareAndSwap(false, true) {
 		if v.gpu != nil {
-			if err := v.gpu.close(v.m); err != nil {
+			if err := v.gpu.Close(); err != nil {
 				v.reg.logf("model %s: freeing its GPU buffers: %v", v.m.Name, err)
 			}
 		} else {

@@ -1,136 +1,171 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/vinfer/vinfer/cuda"
-	"sync"
-	"time"
+	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/model"
+	"github.com/vinfer/vinfer/preprocess"
 )
 
 type modelResult struct {
 	Mode    string  `json:"mode"`
+	Model   string  `json:"model"`
 	Batch   int     `json:"batch"`
 	Workers int     `json:"workers"`
 	Depth   int     `json:"batches_in_flight_per_worker"`
-	Async   bool    `json:"async"`
 	Graph   bool    `json:"cuda_graph"`
-	Runs    int     `json:"runs"`
+	Runs    int64   `json:"runs"`
 	Seconds float64 `json:"seconds"`
 	FPS     float64 `json:"images_per_s"`
 	MsRun   float64 `json:"ms_per_run"`
 }
 
-// benchModel measures model-only throughput with the engine the pipeline uses (ORT CUDA EP,
-// IO binding on device memory, output copied to pinned host memory): cfg.workers workers each
-// running batches of cfg.batch on their own stream for cfg.duration.
-func benchModel(cfg config) (*modelResult, error) {
-	if newEngine == nil {
-		return nil, fmt.Errorf("inference is not compiled into this binary")
-	}
-	devs, err := openDevices()
+// Frame size of the model-only input: what NVDEC makes of the 1080p clip.
+const modelFrameW, modelFrameH = 1920, 1080
+
+// benchModel measures the product's GPU engine alone: the model declared as e2e declares it,
+// loaded on GPU 0 by model.Registry (its lanes, sets in flight and CUDA graphs), every lane
+// submitting full batches of one grey NV12 1080p frame in device memory round its slots for
+// o.duration (fused preprocessing, inference, outputs to pinned host memory; no decoder, no
+// output decoding). Images/s counts the frames of the batches finished.
+func benchModel(o options) (*modelResult, error) {
+	cfg, err := benchConfig(o, 0)
 	if err != nil {
 		return nil, err
 	}
-	d := devs[0]
-	var wg sync.WaitGroup
-	runs := make([]int, cfg.workers)
-	errs := make([]error, cfg.workers)
-	ready := make(chan error, cfg.workers)
+	decl := cfg.Models[0]
+	dev, err := cuda.Open(0)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	f, buf, err := greyFrame(dev)
+	if err != nil {
+		return nil, err
+	}
+	defer buf.Free(nil)
+	reg := model.NewRegistry(cfg.Models)
+	defer reg.Close()
+	e, err := reg.GetDevice(decl.Name, dev.Ordinal())
+	if err != nil {
+		return nil, err
+	}
+	v := e.Acquire()
+	if v == nil {
+		return nil, errors.New("model closed")
+	}
+	defer v.Release()
+	dv, ok := v.OnDevice()
+	if !ok {
+		return nil, errors.New("the registry loaded the model on the host")
+	}
+	n := v.MaxBatch()
+	lanes, sets := dv.Lanes(), dv.InFlight()
+	var runs atomic.Int64
+	var stop atomic.Bool
+	errs := make([]error, lanes)
+	ready := make(chan struct{}, lanes)
 	start := make(chan struct{})
-	var t0 time.Time
-	for w := range cfg.workers {
+	var wg sync.WaitGroup
+	for lane := range lanes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = d.RunLocked(func() error {
-				s, err := d.NewStream()
-				if err != nil {
-					ready <- err
-					return err
-				}
-				defer s.Destroy()
-				// cfg.depth input sets, each with an event marking its batch's end, as in the
-				// pipeline's workers.
-				var ins []cuda.Ptr
-				var done []*cuda.Event
-				defer func() {
-					for _, e := range done {
-						e.Destroy()
-					}
-				}()
-				for range max(1, cfg.depth) {
-					in, err := d.Alloc(cfg.batch * 3 * yoloxSpec.Width * yoloxSpec.Height * 4)
-					if err != nil {
-						ready <- err
-						return err
-					}
-					defer in.Free(nil)
-					s.Fill32(in.Ptr, 0x42e40000, in.Size/4) // 114.0, the letterbox grey
-					ins = append(ins, in.Ptr)
-					e, err := d.NewEvent(false)
-					if err != nil {
-						ready <- err
-						return err
-					}
-					done = append(done, e)
-				}
-				eng, err := newEngine(cfg, d, s, ins, cfg.batch)
-				if err != nil {
-					ready <- err
-					return err
-				}
-				defer eng.Close()
-				for i := range 20 {
-					if err := eng.Infer(s, i%len(ins), cfg.batch); err != nil {
-						ready <- err
-						return err
-					}
-				}
-				if err := s.Synchronize(); err != nil {
-					ready <- err
-					return err
-				}
-				ready <- nil
-				<-start
-				for k := 0; time.Since(t0) < cfg.duration; k = (k + 1) % len(ins) {
-					if runs[w] >= len(ins) { // set k's last batch must be done before its reuse
-						if err := done[k].Synchronize(); err != nil {
-							return err
-						}
-					}
-					if err := eng.Infer(s, k, cfg.batch); err != nil {
-						return err
-					}
-					if err := done[k].Record(s); err != nil {
-						return err
-					}
-					runs[w]++
-				}
-				if err := s.Synchronize(); err != nil {
-					return err
-				}
-				return nil
-			})
+			errs[lane] = driveLane(dv, lane, sets, n, f, &runs, &stop, ready, start)
 		}()
 	}
-	for range cfg.workers {
-		if err := <-ready; err != nil {
-			return nil, err
-		}
+	for range lanes {
+		<-ready
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	close(start)
+	time.Sleep(o.duration)
+	stop.Store(true)
 	wg.Wait()
 	el := time.Since(t0).Seconds()
-	total := 0
-	for w := range runs {
-		if errs[w] != nil {
-			return nil, errs[w]
-		}
-		total += runs[w]
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
-	return &modelResult{Mode: "model", Batch: cfg.batch, Workers: cfg.workers, Depth: cfg.depth, Async: cfg.async,
-		Graph: *graph, Runs: total, Seconds: el,
-		FPS: float64(total*cfg.batch) / el, MsRun: el * 1000 * float64(cfg.workers) / float64(total)}, nil
+	total := runs.Load()
+	return &modelResult{Mode: "model", Model: o.model, Batch: n, Workers: lanes, Depth: sets, Graph: dv.CUDAGraph(),
+		Runs: total, Seconds: el, FPS: float64(total) * float64(n) / el,
+		MsRun: el * 1000 * float64(lanes) / float64(max(total, 1))}, nil
+}
+
+// driveLane is one lane's worker, as the pipeline's: bound to the GPU, it fills each slot in
+// turn, waiting for the slot's previous batch first. It warms up once round the slots before
+// reporting ready.
+func driveLane(dv model.DeviceVersion, lane, sets, n int, f *frame.Frame, runs *atomic.Int64, stop *atomic.Bool,
+	ready chan<- struct{}, start <-chan struct{}) error {
+	frames := make([]*frame.Frame, n)
+	for i := range frames {
+		frames[i] = f
+	}
+	tr := make([]preprocess.Transform, n)
+	pending := make([]bool, sets)
+	err := dv.Bind()
+	for k := 0; err == nil && k < sets; k++ {
+		if err = dv.Submit(lane, k, frames, tr); err == nil {
+			_, err = dv.Wait(lane, k)
+		}
+	}
+	ready <- struct{}{}
+	if err != nil {
+		return fmt.Errorf("lane %d: %w", lane, err)
+	}
+	<-start
+	for k := 0; !stop.Load(); k = (k + 1) % sets {
+		if pending[k] {
+			if _, err := dv.Wait(lane, k); err != nil {
+				return err
+			}
+			runs.Add(1)
+		}
+		if err := dv.Submit(lane, k, frames, tr); err != nil {
+			return err
+		}
+		pending[k] = true
+	}
+	for k := range sets { // finished after the window: not counted
+		if pending[k] {
+			if _, err := dv.Wait(lane, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// greyFrame makes an NV12 1920×1080 frame of mid grey in device memory, as NVDEC's frames are.
+func greyFrame(dev *cuda.Device) (*frame.Frame, *cuda.Buffer, error) {
+	pitch := modelFrameW
+	buf, err := dev.Alloc(pitch * modelFrameH * 3 / 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = dev.RunLocked(func() error {
+		s, err := dev.NewStream()
+		if err != nil {
+			return err
+		}
+		defer s.Destroy()
+		if err := s.Fill32(buf.Ptr, 0x80808080, buf.Size/4); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	})
+	if err != nil {
+		buf.Free(nil)
+		return nil, nil, err
+	}
+	f := &frame.Frame{Format: frame.FormatNV12, Width: modelFrameW, Height: modelFrameH, Device: dev.Ordinal(),
+		DevicePlanes: [3]uintptr{uintptr(buf.Ptr), uintptr(buf.Ptr.Add(pitch * modelFrameH))},
+		Strides:      [3]int{pitch, pitch}}
+	return f, buf, nil
 }

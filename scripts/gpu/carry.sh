@@ -8,7 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root/.build"
 rm -rf carry && mkdir -p carry
-core="bin/vinfer-bench bin/infer.test gpu-testdata/clip1080p30.h264 gpu-testdata/clip1080p30-nob.h264 gpu-testdata/clip1080p30.mp4 gpu-testdata/yolox_nano_416_dyn.onnx"
+core="bin/vinfer-bench bin/infer.test gpu-testdata/clip1080p30.h264 gpu-testdata/clip1080p30-nob.mp4 gpu-testdata/clip1080p30.mp4 gpu-testdata/yolox_nano_416_dyn.onnx"
 tar -cf - $core | zstd -q -19 -T0 -o carry/core.tar.zst
 extra=$(ls -d bin/* gpu-testdata/* | grep -vxF -f <(tr ' ' '\n' <<<"$core"))
 tar -cf - $extra | zstd -q -19 -T0 -o carry/extra.tar.zst

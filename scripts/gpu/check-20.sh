@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs ON A TWO-GPU MACHINE (device kind nvidia-h200-x2), from the folder scripts/gpu/stage-16.sh
-# made (this script copied beside check-16.sh), once ONNX Runtime's CUDA EP is in
-# /opt/vinfer-gpu: issue 20's checks in one sitting, one binary.
+# Runs ON A TWO-GPU MACHINE (device kind nvidia-h200-x2), from the repository root with
+# .build/gpu16b and .build/gpu-testdata carried (scripts/gpu/stage-16b.sh), once ONNX Runtime's
+# CUDA EP is in /opt/vinfer-gpu: issue 20's checks in one sitting, one binary.
 #   decode   NVDEC decode-only on one GPU and on both (CUDA_VISIBLE_DEVICES), 32 and 64 streams
 #   scale    `vinfer run`, 32 and 64 nvdec streams round-robin: on GPU 0 alone, then on both
 #   pinned   16 streams with gpu: 1: /metrics must show device="cuda:1" for all, nvidia-smi GPU 1 busy
@@ -23,7 +23,7 @@ export VINFER_ORT_LIB=${VINFER_ORT_LIB:-/opt/torch/.venv/lib/python3.12/site-pac
 TD=$root/.build/gpu-testdata
 B=/tmp/vinfer-20
 mkdir -p $B
-for z in bin/new/*.zst; do .gpu/zstd -d -q -f "$z" -o "$B/$(basename "$z" .zst)" && chmod +x "$B/$(basename "$z" .zst)"; done
+for z in .build/gpu16b/*.zst; do .gpu/zstd -d -q -f "$z" -o "$B/$(basename "$z" .zst)" && chmod +x "$B/$(basename "$z" .zst)"; done
 nvidia-smi --query-gpu=index,name,memory.total --format=csv
 has() { [[ " $steps " == *" $1 "* ]]; }
 result() { echo "$1" >>"$OUT/results.jsonl"; echo "RESULT $1"; }
@@ -52,8 +52,8 @@ rate() { # frames inferred per second over 20 s after 15 s of warm-up
 
 if has decode; then
   for n in 32 64; do
-    one=$(CUDA_VISIBLE_DEVICES=0 timeout -s KILL 60 $B/vinfer-bench -mode decode -clip $TD/clip1080p30.h264 -streams $n -repeat 0 -duration 14s -settle 4s)
-    two=$(timeout -s KILL 60 $B/vinfer-bench -mode decode -clip $TD/clip1080p30.h264 -streams $n -repeat 0 -duration 14s -settle 4s)
+    one=$(CUDA_VISIBLE_DEVICES=0 timeout -s KILL 60 $B/vinfer-bench -mode decode -clip $TD/clip1080p30.h264 -streams $n -duration 14s -settle 4s)
+    two=$(timeout -s KILL 60 $B/vinfer-bench -mode decode -clip $TD/clip1080p30.h264 -streams $n -duration 14s -settle 4s)
     result "{\"what\":\"decode\",\"streams\":$n,\"one_gpu\":$one,\"two_gpus\":$two}"
   done
 fi

@@ -7,6 +7,7 @@
 #                       scaled from assets/videos/person-bicycle-car-detection_reenc.mp4
 #   clip1080p30.mp4     the same stream in MP4, for the Python (OpenCV) baseline
 #   clip1080p30-nob.h264  the same pictures without B-frames (as IP cameras send: no reordering delay)
+#   clip1080p30-nob.mp4   the same stream in MP4 (timestamps: what `realtime: true` paces by)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=$root/.build/gpu-testdata
@@ -22,4 +23,5 @@ fi
 ffmpeg -y -v error -i "$out/clip1080p30.mp4" -c copy -bsf:v h264_mp4toannexb -f h264 "$out/clip1080p30.h264"
 [ -f "$out/clip1080p30-nob.h264" ] || ffmpeg -y -v error -i "$out/clip1080p30.mp4" -an -c:v libx264 -profile:v high \
   -preset veryfast -crf 26 -g 60 -bf 0 -pix_fmt yuv420p -f h264 "$out/clip1080p30-nob.h264"
+[ -f "$out/clip1080p30-nob.mp4" ] || ffmpeg -y -v error -r 30 -i "$out/clip1080p30-nob.h264" -c copy -movflags +faststart "$out/clip1080p30-nob.mp4"
 ls -la "$out"

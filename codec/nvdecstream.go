@@ -1,4 +1,4 @@
-package gpurun
+package codec
 
 import (
 	"context"
@@ -6,18 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/media"
 )
 
-// DefaultFrames is the frame pool size of a Decoder whose Frames is 0: enough for a stream's
-// inference queue, its frames in the batches in flight and the snapshot frame, so that NVDEC
-// rarely waits.
-const DefaultFrames = 8
-
-// Decoder decodes one stream's H.264 or H.265 access units with NVDEC (codec.NVDEC) on Device,
+// NVDECStream decodes one stream's H.264 or H.265 access units with NVDEC (NVDEC) on Device,
 // for the pipeline (it implements pipeline.VideoDecoder). Frames stay in device memory (NV12);
 // each emitted frame carries a ready event (frame.Frame.Ready, a *cuda.Event) recorded on the
 // decoder's own CUDA stream after FFmpeg queued the picture's mapping there, so that the
@@ -28,15 +22,15 @@ const DefaultFrames = 8
 // thread); Decode, Flush and Close must all be called from that goroutine, as the pipeline's
 // stream loop does. Nothing is allocated per frame: one event per pool frame, created the
 // first time that frame is emitted.
-type Decoder struct {
+type NVDECStream struct {
 	// Device to decode on; required.
 	Device *cuda.Device
 	// Codec of the access units: media.CodecH264 or media.CodecH265.
 	Codec media.Codec
-	// Frames is how many decoded frames the pipeline may hold at once (≤ 16); 0: DefaultFrames.
+	// Frames is how many decoded frames the pipeline may hold at once (≤ 16); 0: DefaultNVDECFrames.
 	Frames int
 
-	nv     codec.NVDEC
+	nv     NVDEC
 	stream *cuda.Stream
 	events map[*frame.Frame]*cuda.Event
 	emit   func(*frame.Frame) error // the caller's, for the current Decode or Flush
@@ -45,19 +39,19 @@ type Decoder struct {
 }
 
 // Init creates the decoder's CUDA stream and opens NVDEC. Errors wrap
-// codec.ErrNVDECUnavailable when FFmpeg or the driver cannot decode with NVDEC.
-func (d *Decoder) Init() error {
+// ErrNVDECUnavailable when FFmpeg or the driver cannot decode with NVDEC.
+func (d *NVDECStream) Init() error {
 	if d.Device == nil {
-		return errors.New("gpurun: Decoder needs a Device")
+		return errors.New("codec: Decoder needs a Device")
 	}
 	if d.Frames == 0 {
-		d.Frames = DefaultFrames
+		d.Frames = DefaultNVDECFrames
 	}
 	var err error
 	if d.stream, err = d.Device.NewStream(); err != nil {
 		return err
 	}
-	d.nv = codec.NVDEC{Device: d.Device, Stream: d.stream, Codec: d.Codec, Frames: d.Frames}
+	d.nv = NVDEC{Device: d.Device, Stream: d.stream, Codec: d.Codec, Frames: d.Frames}
 	if err := d.nv.Init(); err != nil {
 		d.stream.Destroy()
 		d.stream = nil
@@ -69,13 +63,13 @@ func (d *Decoder) Init() error {
 }
 
 // Pool returns the decoder's frame pool (for the pipeline's accounting).
-func (d *Decoder) Pool() *frame.Pool { return d.nv.Pool() }
+func (d *NVDECStream) Pool() *frame.Pool { return d.nv.Pool() }
 
 // Decode decodes one access unit and calls emit for every frame that comes out, in
-// presentation order, with codec.NVDEC.Decode's contract (emit owns a reference; waits for a
+// presentation order, with NVDEC.Decode's contract (emit owns a reference; waits for a
 // free frame when the pipeline holds all of them; access units before the first key frame are
-// skipped with a codec.DecodeError).
-func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
+// skipped with a DecodeError).
+func (d *NVDECStream) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
 	if err := d.bind(); err != nil {
 		return err
 	}
@@ -84,7 +78,7 @@ func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*f
 }
 
 // Flush emits the frames NVDEC still holds at the end of the stream.
-func (d *Decoder) Flush(ctx context.Context, emit func(*frame.Frame) error) error {
+func (d *NVDECStream) Flush(ctx context.Context, emit func(*frame.Frame) error) error {
 	if err := d.bind(); err != nil {
 		return err
 	}
@@ -92,12 +86,12 @@ func (d *Decoder) Flush(ctx context.Context, emit func(*frame.Frame) error) erro
 	return d.nv.Flush(ctx, d.mark)
 }
 
-func (d *Decoder) bind() error {
+func (d *NVDECStream) bind() error {
 	if d.bound {
 		return nil
 	}
 	if d.stream == nil {
-		return errors.New("gpurun: Decoder used before Init or after Close")
+		return errors.New("codec: Decoder used before Init or after Close")
 	}
 	if err := d.Device.Bind(); err != nil {
 		return err
@@ -107,13 +101,13 @@ func (d *Decoder) bind() error {
 }
 
 // record marks f ready on the decoder's stream and passes it on.
-func (d *Decoder) record(f *frame.Frame) error {
+func (d *NVDECStream) record(f *frame.Frame) error {
 	ev := d.events[f]
 	if ev == nil {
 		var err error
 		if ev, err = d.Device.NewEvent(false); err != nil {
 			f.Release()
-			return fmt.Errorf("gpurun: frame ready event: %w", err)
+			return fmt.Errorf("codec: frame ready event: %w", err)
 		}
 		d.events[f] = ev
 	}
@@ -131,7 +125,7 @@ const closeWait = 2 * time.Second
 
 // Close waits (up to 2 s) for the frames the pipeline still holds, closes NVDEC and frees the
 // events and the CUDA stream, then unlocks the goroutine from its thread.
-func (d *Decoder) Close() error {
+func (d *NVDECStream) Close() error {
 	if d.stream == nil {
 		return nil
 	}

@@ -1,14 +1,12 @@
-package gpurun
+package cuda
 
 import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/vinfer/vinfer/cuda"
 )
 
-func TestPickRoundRobin(t *testing.T) {
+func TestDevicesPickRoundRobin(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		n     int
@@ -31,7 +29,7 @@ func TestPickRoundRobin(t *testing.T) {
 	}
 }
 
-func TestPickMissingOrdinal(t *testing.T) {
+func TestDevicesPickMissingOrdinal(t *testing.T) {
 	next := 0
 	_, err := pick(2, 2, &next)
 	if err == nil || !strings.Contains(err.Error(), "gpu 2 does not exist: 2 CUDA device(s) visible (0…1") {
@@ -41,14 +39,14 @@ func TestPickMissingOrdinal(t *testing.T) {
 
 // TestPickWithoutGPU: on a machine without a GPU (CI), Pick says so in words a user can act on
 // and wraps ErrNoGPU and the driver's reason.
-func TestPickWithoutGPU(t *testing.T) {
-	if cuda.Available() {
+func TestDevicesPickWithoutGPU(t *testing.T) {
+	if Available() {
 		t.Skip("this machine has a CUDA device")
 	}
 	var d Devices
 	defer d.Close()
 	_, err := d.Pick(-1)
-	if !errors.Is(err, ErrNoGPU) || !(errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice)) {
+	if !errors.Is(err, ErrNoGPU) || !(errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice)) {
 		t.Fatalf("err = %v, want ErrNoGPU wrapping the driver's reason", err)
 	}
 	if !strings.HasPrefix(err.Error(), "no CUDA device: ") {

@@ -1,36 +1,35 @@
-package gpurun
+package cuda
 
 import (
 	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/vinfer/vinfer/cuda"
 )
 
 // ErrNoGPU is wrapped by Devices.Pick's error when no CUDA device can be used (no NVIDIA
 // driver, or no device visible).
 var ErrNoGPU = errors.New("no CUDA device")
 
-// Devices hands out the GPUs that streams decode and infer on. A stream asks for an explicit
+// Devices hands out the GPUs that streams decode and infer on (device assignment of
+// `vinfer run`: the app's nvdec streams). A stream asks for an explicit
 // ordinal or for the next device round-robin over every visible one. Each device is opened
 // once, at its first stream (cuda.Open retains its primary context: the start-up cost is paid
 // there, never on the frame path), and kept until Close. Safe for concurrent use.
 type Devices struct {
 	mu     sync.Mutex
-	open   map[int]*cuda.Device
+	open   map[int]*Device
 	next   int // round-robin position
 	closed bool
 }
 
 // Pick returns the device for a new stream: ordinal want when want ≥ 0, else the next device
-// round-robin. Errors: one wrapping ErrNoGPU (and cuda.ErrNoDriver or cuda.ErrNoDevice) when
+// round-robin. Errors: one wrapping ErrNoGPU (and ErrNoDriver or ErrNoDevice) when
 // the machine has no usable GPU, one naming the visible range for an ordinal that does not
 // exist, or the driver's error when the device cannot be opened.
-func (d *Devices) Pick(want int) (*cuda.Device, error) {
-	n, err := cuda.DeviceCount()
+func (d *Devices) Pick(want int) (*Device, error) {
+	n, err := DeviceCount()
 	if err == nil && n == 0 {
-		err = cuda.ErrNoDevice
+		err = ErrNoDevice
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoGPU, err)
@@ -38,7 +37,7 @@ func (d *Devices) Pick(want int) (*cuda.Device, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return nil, errors.New("gpurun: devices closed")
+		return nil, errors.New("cuda: devices closed")
 	}
 	ord, err := pick(want, n, &d.next)
 	if err != nil {
@@ -47,12 +46,12 @@ func (d *Devices) Pick(want int) (*cuda.Device, error) {
 	if dev := d.open[ord]; dev != nil {
 		return dev, nil
 	}
-	dev, err := cuda.Open(ord)
+	dev, err := Open(ord)
 	if err != nil {
 		return nil, fmt.Errorf("opening GPU %d: %w", ord, err)
 	}
 	if d.open == nil {
-		d.open = map[int]*cuda.Device{}
+		d.open = map[int]*Device{}
 	}
 	d.open[ord] = dev
 	return dev, nil
@@ -73,10 +72,10 @@ func pick(want, n int, next *int) (int, error) {
 }
 
 // Opened returns the devices opened so far, by ordinal.
-func (d *Devices) Opened() []*cuda.Device {
+func (d *Devices) Opened() []*Device {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []*cuda.Device
+	var out []*Device
 	for ord := 0; len(out) < len(d.open); ord++ {
 		if dev := d.open[ord]; dev != nil {
 			out = append(out, dev)
