@@ -3,8 +3,6 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,54 +10,18 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/vinfer/vinfer/internal/testutil/browsertest"
 )
 
-// chromium returns the browser to drive: $VINFER_CHROMIUM, else Debian's chromium.
-func chromium(t *testing.T) string {
-	if p := os.Getenv("VINFER_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	t.Skip("no Chromium (apt-get install chromium, or set VINFER_CHROMIUM)")
-	return ""
-}
-
-// browser starts headless Chromium with a throw-away profile and a 1440×900 window and returns
-// its context.
+// browser starts headless Chromium with a 1440×900 window (browsertest.New) and returns its
+// context.
 func browser(t *testing.T, timeout time.Duration) context.Context {
-	return browserSized(t, timeout, 1440, 900)
+	return browsertest.New(t, timeout, 1440, 900)
 }
 
 func browserSized(t *testing.T, timeout time.Duration, w, h int) context.Context {
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(w, h),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(bcancel)
-	return bctx
+	return browsertest.New(t, timeout, w, h)
 }
 
 // shoot saves a PNG screenshot of the viewport as a test artifact.

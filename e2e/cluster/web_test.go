@@ -7,17 +7,14 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/internal/testutil/browsertest"
@@ -68,77 +65,9 @@ func metric(t *testing.T, url, series string) float64 {
 // tags every stream card with its node. SIGKILL node-b: the page shows it dead, then all 8
 // streams under node-a, and node-a counts them as taken over.
 func TestClusterWeb(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	root := repoRoot(t)
-	model := filepath.Join(root, "assets", "models", "yolox_nano_416.onnx")
-	if _, err := os.Stat(model); err != nil {
-		t.Skipf("assets not set up (scripts/setup.sh): %v", err)
-	}
+	f := newFixture(t, webStreams)
 	ctx := browsertest.New(t, 5*time.Minute, 1440, 1000)
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "vinfer")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/vinfer")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: filepath.Join(tmp, "nats"), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	defer ns.Shutdown()
-
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "models:\n  - {name: yolox, path: %s, intra_op_threads: 1, max_batch: 1}\nstreams:\n", model)
-	for i := range webStreams {
-		fmt.Fprintf(&cfg, "  - {id: cam-%02d, source: \"rtp://127.0.0.1:%d?codec=h264\", model: yolox}\n", i, freeUDP(t))
-	}
-	fmt.Fprintf(&cfg, "output: {jsonl: none}\ncluster: {nats: %q, lease: 2s}\n", ns.ClientURL())
-	cfgPath := filepath.Join(tmp, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var procs []*proc
-	start := func(name string) *proc {
-		port := freeTCP(t)
-		p := &proc{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(tmp, name+".log"), done: make(chan struct{})}
-		f, err := os.Create(p.log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.cmd = exec.Command(bin, "run", "--config", cfgPath, "--http", fmt.Sprintf("127.0.0.1:%d", port), "--node-name", name)
-		p.cmd.Stdout, p.cmd.Stderr = f, f
-		p.cmd.Env = append(os.Environ(), "VINFER_ORT_LIB="+filepath.Join(root, "third_party", "ort", "lib", "libonnxruntime.so.1"))
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { p.cmd.Wait(); f.Close(); close(p.done) }()
-		procs = append(procs, p)
-		return p
-	}
-	defer func() {
-		for _, p := range procs {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		}
-		for _, p := range procs {
-			select {
-			case <-p.done:
-			case <-time.After(20 * time.Second):
-				_ = p.cmd.Process.Kill()
-			}
-			if t.Failed() {
-				b, _ := os.ReadFile(p.log)
-				t.Logf("--- %s:\n%s", p.name, tail(string(b), 4000))
-			}
-		}
-	}()
+	start := f.start
 	a, b := start("node-a"), start("node-b")
 
 	// Both nodes run streams, and each node's cluster-wide list names the node that runs each.
