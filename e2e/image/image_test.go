@@ -151,22 +151,7 @@ func TestRuntimeImage(t *testing.T) {
 	checkRootfs(t, rootfs, df)
 
 	// A file job: the config, the models and the clip mounted read-only, /data writable.
-	port := freePort(t)
-	tmp := t.TempDir()
-	data := filepath.Join(tmp, "data")
-	must(t, os.MkdirAll(filepath.Join(data, "videos"), 0o777))
-	must(t, os.Chmod(data, 0o777))
-	cfg := filepath.Join(tmp, "config.yaml")
-	must(t, os.WriteFile(cfg, fmt.Appendf(nil, `models:
-  - {name: yolox, path: /models/yolox_nano_416.onnx, preload: true, intra_op_threads: 1}
-streams:
-  - {id: people, source: /data/videos/one-by-one-person-detection.mp4, model: yolox, interval: 10}
-output:
-  http: 0.0.0.0:%d
-  jsonl: none
-  sinks:
-    - {type: jsonl, path: /data/detections.jsonl, all_frames: true}
-`, port), 0o644))
+	port, data, cfg := jobFiles(t, "0.0.0.0")
 	const token = "image-test-token"
 	mounts := [][3]string{ // host, in the image, options
 		{filepath.Dir(model), "/models", "ro"},
@@ -403,3 +388,26 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// jobFiles writes the file job both image tests run: a config serving the API on host and a
+// free port, and a writable data folder (detections.jsonl goes there; the clip is mounted at
+// /data/videos).
+func jobFiles(t *testing.T, host string) (port int, data, cfg string) {
+	port = freePort(t)
+	tmp := t.TempDir()
+	data = filepath.Join(tmp, "data")
+	must(t, os.MkdirAll(filepath.Join(data, "videos"), 0o777))
+	must(t, os.Chmod(data, 0o777))
+	cfg = filepath.Join(tmp, "config.yaml")
+	must(t, os.WriteFile(cfg, fmt.Appendf(nil, `models:
+  - {name: yolox, path: /models/yolox_nano_416.onnx, preload: true, intra_op_threads: 1}
+streams:
+  - {id: people, source: /data/videos/one-by-one-person-detection.mp4, model: yolox, interval: 10}
+output:
+  http: %s:%d
+  jsonl: none
+  sinks:
+    - {type: jsonl, path: /data/detections.jsonl, all_frames: true}
+`, host, port), 0o644))
+	return port, data, cfg
+}

@@ -99,22 +99,7 @@ func TestPodmanImage(t *testing.T) {
 	}
 	t.Logf("image %s: user %s, entrypoint %q, healthcheck %v", image, ic.User, ic.Entrypoint, ic.Healthcheck)
 
-	port := freePort(t)
-	tmp := t.TempDir()
-	data := filepath.Join(tmp, "data")
-	must(t, os.MkdirAll(filepath.Join(data, "videos"), 0o777))
-	must(t, os.Chmod(data, 0o777))
-	cfg := filepath.Join(tmp, "config.yaml")
-	must(t, os.WriteFile(cfg, fmt.Appendf(nil, `models:
-  - {name: yolox, path: /models/yolox_nano_416.onnx, preload: true, intra_op_threads: 1}
-streams:
-  - {id: people, source: /data/videos/one-by-one-person-detection.mp4, model: yolox, interval: 10}
-output:
-  http: 127.0.0.1:%d
-  jsonl: none
-  sinks:
-    - {type: jsonl, path: /data/detections.jsonl, all_frames: true}
-`, port), 0o644))
+	port, data, cfg := jobFiles(t, "127.0.0.1")
 	const token = "podman-test-token"
 	name := fmt.Sprintf("vinfer-test-%d", time.Now().UnixNano())
 	// Bounded rlimits: a sandbox without CAP_SYS_RESOURCE cannot raise them to podman's defaults.
