@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 
 	"github.com/vinfer/vinfer/analytics"
@@ -31,6 +30,7 @@ type Stream struct {
 	// MaxFPS caps inferred frames per wall-clock second (0: no cap), for every source: a live
 	// stream (drop: oldest) drops the frames over the cap (fps_cap), a stream that blocks
 	// (drop: block, unpaced files) waits for its next turn instead, losing nothing.
+	// Bounds: 0 or MinMaxFPS..MaxMaxFPS (a tinier cap would overflow the frame period).
 	MaxFPS float64 `yaml:"max_fps,omitempty" json:"max_fps,omitempty"`
 	// Drop is the policy when inference falls behind.
 	Drop DropPolicy `yaml:"drop,omitempty" json:"drop,omitempty"`
@@ -54,12 +54,19 @@ type Stream struct {
 // idPattern is what a stream id may hold (it appears in URL paths and file names).
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
+// MaxFPS bounds (frames a second), besides 0 for no cap.
+const (
+	MinMaxFPS = 0.001
+	MaxMaxFPS = 1000
+)
+
 // Stream errors.
 var (
 	ErrStreamID     = errors.New("id must be 1–64 letters, digits, '.', '_' or '-'")
 	ErrNoSource     = errors.New("source is required")
 	ErrNoModel      = errors.New("model is required")
 	ErrUnknownModel = errors.New("is not declared under models")
+	ErrMaxFPS       = errors.New("must be 0 (no cap) or between 0.001 and 1000 frames a second")
 )
 
 // OnGPU reports whether the stream decodes on a GPU (decoder: nvdec).
@@ -82,8 +89,8 @@ func (s *Stream) Validate() error {
 	if s.Interval < 0 {
 		errs = append(errs, fmt.Errorf("interval %d must be ≥ 1 (or 0 for every frame)", s.Interval))
 	}
-	if s.MaxFPS < 0 || math.IsNaN(s.MaxFPS) || math.IsInf(s.MaxFPS, 0) {
-		errs = append(errs, fmt.Errorf("max_fps %v must be a number ≥ 0", s.MaxFPS))
+	if s.MaxFPS != 0 && !(s.MaxFPS >= MinMaxFPS && s.MaxFPS <= MaxMaxFPS) {
+		errs = append(errs, fmt.Errorf("max_fps %v: %w", s.MaxFPS, ErrMaxFPS))
 	}
 	errs = append(errs, s.Tracker.Validate())
 	if !s.Tracker.Enabled() && (len(s.Zones) > 0 || len(s.Lines) > 0 || s.TrackEvents) {

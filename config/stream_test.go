@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,6 +62,12 @@ func TestStreamValidate(t *testing.T) {
 		{"long id", Stream{ID: strings.Repeat("a", 65), Source: "x", Model: "m"}, ErrStreamID},
 		{"no source", Stream{ID: "a", Model: "m"}, ErrNoSource},
 		{"no model", Stream{ID: "a", Source: "x"}, ErrNoModel},
+		{"max_fps bounds", Stream{ID: "a", Source: "x", Model: "m", MaxFPS: 0.001}, nil},
+		{"max_fps top", Stream{ID: "a", Source: "x", Model: "m", MaxFPS: 1000}, nil},
+		{"max_fps tiny", Stream{ID: "a", Source: "x", Model: "m", MaxFPS: 1e-300}, ErrMaxFPS},
+		{"max_fps huge", Stream{ID: "a", Source: "x", Model: "m", MaxFPS: 1e308}, ErrMaxFPS},
+		{"max_fps negative", Stream{ID: "a", Source: "x", Model: "m", MaxFPS: -1}, ErrMaxFPS},
+		{"max_fps NaN", Stream{ID: "a", Source: "x", Model: "m", MaxFPS: math.NaN()}, ErrMaxFPS},
 	}
 	for _, c := range cases {
 		err := c.s.Validate()
