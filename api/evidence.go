@@ -60,6 +60,13 @@ func (s *Server) evidenceOff(w http.ResponseWriter) bool {
 	return true
 }
 
+// since bounds in Unix seconds: 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z (beyond them
+// time.Unix overflows or the RFC 3339 form breaks).
+const (
+	minSinceUnix = -62167219200
+	maxSinceUnix = 253402300799
+)
+
 func (s *Server) listEvidence(w http.ResponseWriter, r *http.Request) {
 	if s.evidenceOff(w) {
 		return
@@ -79,9 +86,21 @@ func (s *Server) listEvidence(w http.ResponseWriter, r *http.Request) {
 				writeError(w, http.StatusBadRequest, "since %q: give an RFC 3339 time (2026-03-01T12:00:00Z) or Unix seconds", v)
 				return
 			}
+			if sec < minSinceUnix || sec > maxSinceUnix {
+				writeError(w, http.StatusBadRequest, "since %q: Unix seconds must lie in years 0000..9999", v)
+				return
+			}
 			t = time.Unix(sec, 0)
 		}
+		if t.Year() < 0 || t.Year() > 9999 {
+			writeError(w, http.StatusBadRequest, "since %q: the time must lie in years 0000..9999", v)
+			return
+		}
 		eq.Since = t
+	}
+	if eq.Cursor != "" && strings.Trim(eq.Cursor, "0") == "" {
+		writeError(w, http.StatusBadRequest, "cursor %q: the zero event id is no cursor (omit it for the first page)", eq.Cursor)
+		return
 	}
 	items, next, err := s.Evidence.EvidenceList(eq)
 	if err != nil {

@@ -19,6 +19,9 @@ func (r *Recorder) EvidenceList(q defs.EvidenceQuery) ([]defs.EvidenceItem, stri
 	iq := Query{Stream: q.Stream, Type: q.Type, Since: q.Since, Limit: q.Limit}
 	if q.Cursor != "" {
 		id, err := event.ParseID(q.Cursor)
+		if err == nil && id.IsZero() {
+			err = errors.New("zero id")
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("cursor: %w", defs.ErrBadEvidenceID)
 		}
