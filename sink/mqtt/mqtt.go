@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/deliver"
@@ -145,16 +146,32 @@ func Topic(prefix string, stream []byte, k brokered.Kind) string {
 }
 
 // CountTopic returns the retained count topic of zone or line name in stream under prefix:
-// <prefix>/<stream>/<name>/count, with '/', '+', '#' and NUL in name replaced by '_' (and
-// invalid UTF-8 by U+FFFD).
+// <prefix>/<stream>/<level>/count, where level is name with '/', '+', '#', '%', control
+// characters (U+0000–U+001F, U+007F) and the bytes of invalid UTF-8 percent-encoded as
+// %XX (RFC 3986 style, uppercase hex), so that distinct names give distinct topics and
+// url.PathUnescape(level) gives name back.
 func CountTopic(prefix string, stream, name []byte) string {
-	level := strings.Map(func(r rune) rune {
-		if r == '/' || r == '+' || r == '#' || r == 0 {
-			return '_'
+	return prefix + "/" + string(stream) + "/" + countLevel(name) + "/count"
+}
+
+func countLevel(name []byte) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(name))
+	for i := 0; i < len(name); {
+		r, n := utf8.DecodeRune(name[i:])
+		if (r == utf8.RuneError && n == 1) || r < 0x20 || r == 0x7f || r == '/' || r == '+' || r == '#' || r == '%' {
+			c := name[i]
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+			i++
+			continue
 		}
-		return r
-	}, string(name))
-	return prefix + "/" + string(stream) + "/" + level + "/count"
+		b.Write(name[i : i+n])
+		i += n
+	}
+	return b.String()
 }
 
 // publisher turns records into messages for its client.

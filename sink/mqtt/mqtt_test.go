@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -234,8 +235,31 @@ func TestTopic(t *testing.T) {
 	if s := mqtt.Topic("site/a", []byte("cam1"), brokered.KindEvent); s != "site/a/cam1/events" {
 		t.Fatal(s)
 	}
-	if s := mqtt.CountTopic("vinfer", []byte("cam1"), []byte("a/b+#\x00\xff")); s != "vinfer/cam1/a_b___\ufffd/count" {
-		t.Fatal(s)
+	// Count topic levels: reversible percent-encoding, distinct names give distinct levels.
+	cases := []struct{ name, level string }{
+		{"table", "table"},
+		{"a_b", "a_b"},
+		{"a/b", "a%2Fb"},
+		{"a+b", "a%2Bb"},
+		{"a#b", "a%23b"},
+		{"50%", "50%25"},
+		{"a\x00b\x1f\x7f", "a%00b%1F%7F"},
+		{"bad\xff", "bad%FF"},
+		{"Küche ☕", "Küche ☕"},
+	}
+	seen := map[string]string{}
+	for _, c := range cases {
+		s := mqtt.CountTopic("vinfer", []byte("cam1"), []byte(c.name))
+		if s != "vinfer/cam1/"+c.level+"/count" {
+			t.Errorf("%q: %s, want level %s", c.name, s, c.level)
+		}
+		if back, err := url.PathUnescape(c.level); err != nil || back != c.name {
+			t.Errorf("%q: level %s unescapes to %q, %v", c.name, c.level, back, err)
+		}
+		if o, ok := seen[s]; ok {
+			t.Errorf("%q and %q share %s", o, c.name, s)
+		}
+		seen[s] = c.name
 	}
 }
 
@@ -314,7 +338,7 @@ func TestCountTopics(t *testing.T) {
 				}
 			}
 			bt.Wait(t, bt.Timeout, func() bool { st := k.Stats(); return st.Depth == 0 && st.Up }, "all delivered (stats %+v)", k.Stats())
-			got := retained(t, addr, "vinfer/+/+/count", "vinfer/cam1/table/count", "vinfer/cam1/exit_2/count")
+			got := retained(t, addr, "vinfer/+/+/count", "vinfer/cam1/table/count", "vinfer/cam1/exit%2F2/count")
 			var zone struct {
 				Stream, Zone string
 				Objects      int
@@ -330,7 +354,7 @@ func TestCountTopics(t *testing.T) {
 			if err := json.Unmarshal(got["vinfer/cam1/table/count"], &zone); err != nil {
 				t.Fatal(err)
 			}
-			if err := json.Unmarshal(got["vinfer/cam1/exit_2/count"], &line); err != nil {
+			if err := json.Unmarshal(got["vinfer/cam1/exit%2F2/count"], &line); err != nil {
 				t.Fatal(err)
 			}
 			if zone.Stream != "cam1" || zone.Zone != "table" || zone.Objects != zoneIn || zone.Enter != 200 ||
@@ -338,7 +362,7 @@ func TestCountTopics(t *testing.T) {
 				t.Fatalf("zone count %s, want objects %d", got["vinfer/cam1/table/count"], zoneIn)
 			}
 			if line.Line != "exit/2" || line.In != lineIn || line.Out != lineOut || line.Frame != 598 {
-				t.Fatalf("line count %s, want in %d out %d", got["vinfer/cam1/exit_2/count"], lineIn, lineOut)
+				t.Fatalf("line count %s, want in %d out %d", got["vinfer/cam1/exit%2F2/count"], lineIn, lineOut)
 			}
 			t.Logf("%s: %s", proto, got["vinfer/cam1/table/count"])
 		})
