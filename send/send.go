@@ -66,6 +66,14 @@ func Run(ctx context.Context, path, dest string, o Options) error {
 	if u.Hostname() == "" && !o.Serve || u.Port() == "" && u.Scheme != "rtsp" {
 		return fmt.Errorf("send: destination %q needs host:port", u.Redacted())
 	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("send: destination %q: port %q must be 1..65535", u.Redacted(), p)
+		}
+	}
+	if o.Serve && u.Scheme != "rtsp" {
+		return fmt.Errorf("send: --serve applies to rtsp:// only, not %s://", u.Scheme)
+	}
 	src := &file.Source{Path: path, Loop: !o.Once, Realtime: true, Roots: o.Roots}
 	if err := src.Init(); err != nil {
 		src.Close()

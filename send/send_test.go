@@ -145,14 +145,23 @@ func TestSendGB28181(t *testing.T) {
 // TestSendErrors: what Run refuses at once.
 func TestSendErrors(t *testing.T) {
 	file := sourcetest.Asset(t, clip)
-	for _, c := range []struct{ dest, want string }{
-		{"http://127.0.0.1:1/x", "rtp://, rtsp:// or gb28181://"},
-		{"rtp://127.0.0.1", "host:port"},
-		{"rtp://127.0.0.1:5004?pt=300", "pt="},
-		{"gb28181://127.0.0.1:5004?transport=sctp", "transport="},
-		{"rtsp://127.0.0.1:8554/x?transport=quic", "transport="},
+	for _, c := range []struct {
+		dest, want string
+		serve      bool
+	}{
+		{"http://127.0.0.1:1/x", "rtp://, rtsp:// or gb28181://", false},
+		{"rtp://127.0.0.1", "host:port", false},
+		{"rtp://127.0.0.1:5004?pt=300", "pt=", false},
+		{"gb28181://127.0.0.1:5004?transport=sctp", "transport=", false},
+		{"rtsp://127.0.0.1:8554/x?transport=quic", "transport=", false},
+		{"rtp://127.0.0.1:0", "port", false},
+		{"rtsp://127.0.0.1:0/x", "port", false},
+		{"rtsp://127.0.0.1:0/x", "port", true},
+		{"gb28181://127.0.0.1:00", "port", false},
+		{"rtp://127.0.0.1:5004", "--serve", true},
+		{"gb28181://127.0.0.1:5060", "--serve", true},
 	} {
-		err := Run(context.Background(), file, c.dest, Options{})
+		err := Run(context.Background(), file, c.dest, Options{Serve: c.serve})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.dest, err, c.want)
 		}

@@ -25,9 +25,10 @@ func sendCmd(args []string) error {
     rtp://HOST:PORT[?pt=96][&ssrc=N]            RTP over UDP, parameter sets in-band
     rtsp://[user:pass@]HOST[:PORT]/PATH[?transport=tcp|udp]
                                                 publish to an RTSP server (ANNOUNCE/RECORD)
-    --serve rtsp://HOST:PORT/PATH[?rtp_port=N]  serve it as an RTSP server (TCP; UDP with rtp_port)
+    --serve rtsp://HOST:PORT/PATH[?rtp_port=N]  serve it as an RTSP server (TCP; UDP with rtp_port); rtsp:// only
     gb28181://HOST:PORT[?transport=udp|tcp|tcp-listen][&ssrc=N]
                                                 GB28181 media: MPEG-PS in RTP (ssrc default 100000001)
+  PORT is 1..65535.
 `)
 		fs.PrintDefaults()
 	}
