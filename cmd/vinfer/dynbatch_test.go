@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -33,5 +34,46 @@ func TestDynamicBatch(t *testing.T) {
 	}
 	if _, _, code = vinfer(t, "dynamic-batch", yolox); code != 1 {
 		t.Errorf("one argument: exit %d, want 1", code)
+	}
+}
+
+// TestReadRegular: dynamic-batch's input is a regular file (links resolved) of bounded size;
+// devices, FIFOs (which would block), directories and larger files are clear errors.
+func TestReadRegular(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "m.onnx")
+	if err := os.WriteFile(ok, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.onnx")
+	if err := os.Symlink(ok, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		path string
+		max  int64
+		want string // "" for success
+	}{
+		{ok, 10, ""},
+		{link, 10, ""},
+		{ok, 9, "more than"},
+		{fifo, 10, "not a regular file"},
+		{zero, 10, "not a regular file"},
+		{dir, 10, "not a regular file"},
+		{filepath.Join(dir, "missing"), 10, "no such file"},
+	}
+	for _, c := range cases {
+		b, err := readRegular(c.path, c.max)
+		if c.want == "" && (err != nil || string(b) != "0123456789") || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s (max %d): %q, %v, want %q", c.path, c.max, b, err, c.want)
+		}
 	}
 }
