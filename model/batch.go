@@ -126,8 +126,15 @@ func (l *Loader) dynamicBatch(c config.Model, data []byte, sum [sha256.Size]byte
 	v, seen := batchVerdicts.Load(key)
 	if !seen {
 		verdict := batchVerdict{ok: true}
-		if err := checkBatch(data, out, threads); err != nil {
+		if err := checkBatch(data, out, threads); errors.Is(err, errBatchMismatch) {
 			verdict = batchVerdict{reason: err.Error()}
+		} else if err != nil {
+			// Not the rewrite's fault (no memory, no ONNX Runtime, ...): batch 1 this time,
+			// nothing remembered or cached, the next load or start checks again.
+			if c.MaxBatch > 1 {
+				logf("model %s: batch stays 1 for this load (not cached, checked again next time): %v", c.Name, err)
+			}
+			return orig
 		}
 		v, _ = batchVerdicts.LoadOrStore(key, verdict)
 	}
@@ -154,7 +161,8 @@ func (l *Loader) dynamicBatch(c config.Model, data []byte, sum [sha256.Size]byte
 	return rewritten{data: out, sum: sha256.Sum256(out), batch: batch, release: func() {}}
 }
 
-// refuse logs why a model stays at batch 1 (once per process) and caches the refusal.
+// refuse logs why a model stays at batch 1 (once per process) and caches the refusal: only
+// for what the model is (the rewrite refused, outputs that differ), never a load failure.
 func (l *Loader) refuse(c config.Model, key, path, reason string, logf func(string, ...any)) {
 	logBatchOnce(key, func() { logf("model %s: batch stays 1 (max_batch %d ignored): %s", c.Name, c.MaxBatch, reason) })
 	if path != "" {
@@ -177,18 +185,27 @@ func touch(path string) {
 	os.Chtimes(path, now, now)
 }
 
+// errBatchMismatch marks a check's finding about the model itself (sizes, outputs, shapes or
+// values that differ between the rewrite at batch 2 and the original): the refusal is cached.
+// Other check errors (a session that does not open or run) are not.
+var errBatchMismatch = errors.New("the rewrite differs from the original")
+
+// openCheck opens the check's sessions (a variable for tests).
+var openCheck = infer.Open
+
 // checkBatch runs the original at batch 1 on two different inputs and the rewrite at batch 2
-// on both, on ONNX Runtime's CPU provider, and compares every output value.
+// on both, on ONNX Runtime's CPU provider, and compares every output value. Errors wrap
+// errBatchMismatch when the outputs differ.
 func checkBatch(orig, out []byte, threads int) error {
 	cfg := infer.Config{Path: "original", Model: orig, IntraOpThreads: threads, MaxBatch: 1,
 		ConfigEntries: map[string]string{"session.intra_op.allow_spinning": "0"}}
-	one, err := infer.Open(cfg)
+	one, err := openCheck(cfg)
 	if err != nil {
 		return fmt.Errorf("the original does not load on the CPU to check the rewrite: %w", err)
 	}
 	defer one.Close()
 	cfg.Path, cfg.Model, cfg.MaxBatch = "rewritten", out, 2
-	two, err := infer.Open(cfg)
+	two, err := openCheck(cfg)
 	if err != nil {
 		return fmt.Errorf("the rewritten model does not load: %w", err)
 	}
@@ -209,8 +226,11 @@ func checkBatch(orig, out []byte, threads int) error {
 	var alone [2][][]float32
 	for k := range 2 {
 		in1, err := one.Input(1)
-		if err != nil || len(in1) != per {
-			return fmt.Errorf("the original takes %d values per image, the rewrite %d", len(in1), per)
+		if err != nil {
+			return fmt.Errorf("the original: %w", err)
+		}
+		if len(in1) != per {
+			return fmt.Errorf("%w: the original takes %d values per image, the rewrite %d", errBatchMismatch, len(in1), per)
 		}
 		copy(in1, in2[k*per:(k+1)*per])
 		outs, err := one.Run(1)
@@ -226,18 +246,18 @@ func checkBatch(orig, out []byte, threads int) error {
 		return fmt.Errorf("the rewritten model does not run a batch of 2: %w", err)
 	}
 	if len(outs) != len(alone[0]) {
-		return fmt.Errorf("the rewritten model has %d outputs, the original %d", len(outs), len(alone[0]))
+		return fmt.Errorf("%w: the rewritten model has %d outputs, the original %d", errBatchMismatch, len(outs), len(alone[0]))
 	}
 	for i, o := range outs {
 		n := len(alone[0][i])
 		if len(o.Data) != 2*n || len(o.Shape) == 0 || o.Shape[0] != 2 {
-			return fmt.Errorf("output %s: shape %v at batch 2, %d values at batch 1", o.Name, o.Shape, n)
+			return fmt.Errorf("%w: output %s: shape %v at batch 2, %d values at batch 1", errBatchMismatch, o.Name, o.Shape, n)
 		}
 		for k := range 2 {
 			for j, want := range alone[k][i] {
 				got := o.Data[k*n+j]
 				if d := math.Abs(float64(got - want)); !(d <= batchCheckTol*(1+math.Abs(float64(want)))) {
-					return fmt.Errorf("output %s: image %d of a batch of 2 gives %g at %d, alone %g", o.Name, k, got, j, want)
+					return fmt.Errorf("%w: output %s: image %d of a batch of 2 gives %g at %d, alone %g", errBatchMismatch, o.Name, k, got, j, want)
 				}
 			}
 		}
