@@ -101,7 +101,8 @@ func (s *Server) clustered(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // forward proxies a request to another node (its advertised base URL). The browser checks
-// were made here; the forwarded request carries the client's token and no Origin.
+// were made here; the forwarded request carries the client's bearer token (no other
+// Authorization) and no Origin.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, node, base string) {
 	target, err := url.Parse(base)
 	if err != nil {
@@ -111,6 +112,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, node, base stri
 	p := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
+			pr.Out.Header.Del("Authorization")
+			if a := forwardedAuth(r); a != "" {
+				pr.Out.Header.Set("Authorization", a)
+			}
 			pr.Out.Header.Del("Origin")
 			pr.Out.Header.Del("Sec-Fetch-Site")
 			pr.Out.Header.Set(forwardedHeader, s.Cluster.ClusterView().Self)
@@ -290,6 +295,16 @@ func (s *Server) clusterStreams(w http.ResponseWriter, r *http.Request, local []
 	writeJSON(w, http.StatusOK, body)
 }
 
+// forwardedAuth is the Authorization header a call forwarded to another node carries: the
+// client's bearer token ("Bearer TOKEN", from the header or ?access_token=), "" otherwise (a
+// Basic or other scheme stays here).
+func forwardedAuth(r *http.Request) string {
+	if t, _ := bearer(r); t != "" {
+		return "Bearer " + t
+	}
+	return ""
+}
+
 // peerStreams asks the node at base for its own streams, with the client's token.
 func (s *Server) peerStreams(r *http.Request, base, self string) ([]map[string]json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), peerListTimeout)
@@ -298,10 +313,8 @@ func (s *Server) peerStreams(r *http.Request, base, self string) ([]map[string]j
 	if err != nil {
 		return nil, fmt.Errorf("bad advertised URL: %w", err)
 	}
-	if a := r.Header.Get("Authorization"); a != "" {
+	if a := forwardedAuth(r); a != "" {
 		req.Header.Set("Authorization", a)
-	} else if t, _ := bearer(r); t != "" {
-		req.Header.Set("Authorization", "Bearer "+t)
 	}
 	req.Header.Set(forwardedHeader, self)
 	resp, err := peerClient.Do(req)

@@ -174,3 +174,47 @@ func TestClusterRoutes(t *testing.T) {
 	default:
 	}
 }
+
+// TestClusterForwardsBearerOnly: calls forwarded to another node (GET /api/streams, a stream
+// it runs) carry the client's bearer token and no other Authorization (Basic stays here).
+func TestClusterForwardsBearerOnly(t *testing.T) {
+	got := make(chan string, 10)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/streams" {
+			fmt.Fprint(w, `{"streams":[]}`)
+			return
+		}
+		fmt.Fprint(w, `{"id":"cam1","state":"running"}`)
+	}))
+	defer other.Close()
+	fc := &fakeCluster{streams: map[string]config.Stream{"cam1": {ID: "cam1", Model: "yolox"}}, otherURL: other.URL}
+	e := startWith(t, "", nil, func(s *api.Server) { s.Cluster = fc })
+	cases := []struct{ path, auth, want string }{
+		{"/api/streams", "Bearer abc", "Bearer abc"},
+		{"/api/streams", "Basic dXNlcjpwdw==", ""},
+		{"/api/streams", "Digest x", ""},
+		{"/api/streams?access_token=abc", "", "Bearer abc"},
+		{"/api/streams/cam1", "bearer abc", "Bearer abc"},
+		{"/api/streams/cam1", "Basic dXNlcjpwdw==", ""},
+		{"/api/streams/cam1", "", ""},
+	}
+	for _, c := range cases {
+		req, _ := http.NewRequest("GET", e.url+c.path, nil)
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s (%s): %s", c.path, c.auth, resp.Status)
+		}
+		if a := <-got; a != c.want {
+			t.Errorf("%s with %q: forwarded Authorization %q, want %q", c.path, c.auth, a, c.want)
+		}
+	}
+}

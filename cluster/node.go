@@ -115,7 +115,8 @@ type Node struct {
 	streams  map[string]item[regEntry]
 	owners   map[string]item[ownerEntry]
 	nodes    map[string]item[beat]
-	running  map[string]uint64 // streams this node started, under this owner-key revision
+	badURL   map[string]time.Time // node → when its bad advertised URL was last logged
+	running  map[string]uint64    // streams this node started, under this owner-key revision
 	failed   map[string]failure
 	lastBeat time.Time
 	beatRev  uint64
@@ -163,6 +164,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	n := &Node{opt: o, log: o.Log.With("node", name), name: name, instance: hex.EncodeToString(id),
 		lease: c.LeaseDuration(), weight: c.NodeWeight(), max: c.MaxStreams, bucket: c.BucketName(),
 		streams: map[string]item[regEntry]{}, owners: map[string]item[ownerEntry]{}, nodes: map[string]item[beat]{},
+		badURL:  map[string]time.Time{},
 		running: map[string]uint64{}, failed: map[string]failure{}, counters: map[string]uint64{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if n.max == 0 {
 		n.max = o.DefaultMaxStreams
@@ -379,6 +381,7 @@ func (n *Node) applyNode(e jetstream.KeyValueEntry) {
 	defer n.mu.Unlock()
 	if e.Operation() != jetstream.KeyValuePut {
 		delete(n.nodes, e.Key())
+		delete(n.badURL, e.Key())
 		return
 	}
 	var b beat
@@ -388,6 +391,16 @@ func (n *Node) applyNode(e jetstream.KeyValueEntry) {
 	if b.Node == n.name && b.Instance != n.instance && n.fatal == nil {
 		n.fatal = fmt.Errorf("%w: %q: another instance writes its heartbeat (give each node its own name)", ErrDuplicateName, n.name)
 		n.log.Error(n.fatal.Error())
+	}
+	if b.URL != "" && b.Node != n.name {
+		if err := checkPeerURL(b.URL); err != nil {
+			// Still live for placement; no call (and no client token) is forwarded there.
+			if last, ok := n.badURL[e.Key()]; !ok || time.Since(last) >= peerURLWarnEvery {
+				n.badURL[e.Key()] = time.Now()
+				n.log.Warn("cluster: ignoring a node's advertised URL for forwarding", "node", e.Key(), "url", redactedURL(b.URL), "err", err)
+			}
+			b.URL = ""
+		}
 	}
 	n.nodes[e.Key()] = item[beat]{v: b, rev: e.Revision(), seen: time.Now()}
 }
