@@ -190,7 +190,9 @@ func (n *Node) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, 2*n.lease+5*time.Second)
+	// Creating the buckets writes JetStream's file store: on a busy server that takes seconds,
+	// so the bound is generous (a dead server fails the connect before this).
+	cctx, cancel := context.WithTimeout(ctx, max(2*n.lease+5*time.Second, 30*time.Second))
 	defer cancel()
 	mk := func(suffix, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
 		kv, err := js.CreateOrUpdateKeyValue(cctx, jetstream.KeyValueConfig{Bucket: n.bucket + "-" + suffix,
