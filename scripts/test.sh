@@ -20,16 +20,19 @@ image=$!
 (cd charts && nice -n 10 go vet -mod=mod ./... && nice -n 10 go test -mod=mod -count=1 -timeout 30m ./...) >"$logs/charts" 2>&1 &
 charts=$!
 
-go vet ./...
+# Every step runs even when one fails (one failure must not hide the others' results); the exit
+# status is non-zero when any failed.
+status=0
+step() { "$@" || { echo "--- FAILED: $*"; status=1; }; }
+step go vet ./...
 # Most tests wait on peers (brokers, RTP senders, browsers) more than they compute: four
 # packages at a time keep both cores busy. Every test is written to pass on a loaded machine.
-go test -count=1 -timeout 20m -p 4 $(go list ./... | grep -v -e /e2e/image)
-go test -count=1 -race -timeout 20m ./frame/... ./pipeline/...
+step go test -count=1 -timeout 20m -p 4 $(go list ./... | grep -v -e /e2e/image)
+step go test -count=1 -race -timeout 20m ./frame/... ./pipeline/...
 # The whole-app pipeline tests that predate the scene layer, under the race detector too (the
 # scene test's 700 frames would take ten minutes there; its logic is race-tested in ./pipeline).
-go test -count=1 -race -timeout 20m -run 'TestFilesLoseNothing|TestSlowInference|TestIntervalAndFPSCap|TestStopDrains|TestCascade' ./e2e/pipeline/
+step go test -count=1 -race -timeout 20m -run 'TestFilesLoseNothing|TestSlowInference|TestIntervalAndFPSCap|TestStopDrains|TestCascade' ./e2e/pipeline/
 
-status=0
 for job in image charts; do
   pid=${!job}
   if wait "$pid"; then tail -n 3 "$logs/$job"; else echo "--- $job tests failed:"; cat "$logs/$job"; status=1; fi

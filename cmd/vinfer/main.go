@@ -58,10 +58,11 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   vinfer run [--config FILE] [--http ADDR]   run streams (default: the bundled sample clip with YOLOX-Nano)
   vinfer detect --model MODEL.onnx --input IMAGE|VIDEO   print detections as JSON Lines
+  vinfer track --detections DET.txt --format mot [--gt GT.txt]   track detections offline (MOTChallenge), score against ground truth
   vinfer dynamic-batch IN.onnx OUT.onnx      write the dynamic-batch copy of a batch-1 model (what run does at load)
   vinfer version                             print versions
   vinfer healthcheck [--url URL]             exit 0 when a running vinfer's /healthz answers 200 (container HEALTHCHECK)
-  vinfer send [--serve] FILE URL             stream a video file, looping, in real time to rtp://, rtsp:// or gb28181:// (a test camera)
+  vinfer send [--serve] [--once] FILE URL    stream a video file, looping, in real time to rtp://, rtsp:// or gb28181:// (a test camera)
 Run 'vinfer COMMAND -h' for a command's flags.
 `)
 }

@@ -172,11 +172,9 @@ func openChannel(t *testing.T, s *Server, d *gbsim.Device, transport string) *Ch
 // clip as PS over RTP (UDP, TCP with vinfer listening, TCP with vinfer connecting); every
 // access unit arrives byte-exact; closing the stream sends BYE.
 func TestLive(t *testing.T) {
-	t.Parallel()
 	clip := sourcetest.LoadClip(t, clipName)
 	for _, tr := range []string{gb28181.TransportUDP, gb28181.TransportTCPPassive, gb28181.TransportTCPActive} {
 		t.Run(tr, func(t *testing.T) {
-			t.Parallel()
 			s := startServer(t, nil)
 			d := gbsim.New(t, testServerID, sipAddr(s), "UDP", testDevice, testPassword)
 			d.Clip = clip
