@@ -19,6 +19,12 @@ nice -n 10 go test -count=1 -timeout 30m ./e2e/image/ >"$logs/image" 2>&1 &
 image=$!
 (cd charts && nice -n 10 go vet -mod=mod ./... && nice -n 10 go test -mod=mod -count=1 -timeout 30m ./...) >"$logs/charts" 2>&1 &
 charts=$!
+# The runtime packages under the race detector, beside the rest too (CPU-bound, while most of
+# the others wait on peers). Then the whole-app pipeline tests that predate the scene layer (the
+# scene test's 700 frames would take ten minutes there; its logic is race-tested in ./pipeline).
+(go test -count=1 -race -timeout 20m ./frame/... ./pipeline/... &&
+  go test -count=1 -race -timeout 20m -run 'TestFilesLoseNothing|TestSlowInference|TestIntervalAndFPSCap|TestStopDrains|TestCascade' ./e2e/pipeline/) >"$logs/race" 2>&1 &
+race=$!
 
 # Every step runs even when one fails (one failure must not hide the others' results); the exit
 # status is non-zero when any failed.
@@ -28,13 +34,9 @@ step go vet ./...
 # Most tests wait on peers (brokers, RTP senders, browsers) more than they compute: four
 # packages at a time keep both cores busy. Every test is written to pass on a loaded machine.
 step go test -count=1 -timeout 20m -p 4 $(go list ./... | grep -v -e /e2e/image)
-step go test -count=1 -race -timeout 20m ./frame/... ./pipeline/...
-# The whole-app pipeline tests that predate the scene layer, under the race detector too (the
-# scene test's 700 frames would take ten minutes there; its logic is race-tested in ./pipeline).
-step go test -count=1 -race -timeout 20m -run 'TestFilesLoseNothing|TestSlowInference|TestIntervalAndFPSCap|TestStopDrains|TestCascade' ./e2e/pipeline/
 
-for job in image charts; do
+for job in race image charts; do
   pid=${!job}
-  if wait "$pid"; then tail -n 3 "$logs/$job"; else echo "--- $job tests failed:"; cat "$logs/$job"; status=1; fi
+  if wait "$pid"; then grep -E "^(ok|---)" "$logs/$job" || tail -n 3 "$logs/$job"; else echo "--- $job tests failed:"; cat "$logs/$job"; status=1; fi
 done
 exit $status
