@@ -90,7 +90,11 @@ func (t *gbTarget) accept() {
 				return
 			}
 			t.log.Warn("accept failed", "err", err)
-			time.Sleep(100 * time.Millisecond)
+			select { // a transient failure (out of descriptors): try again shortly
+			case <-t.ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
 			continue
 		}
 		t.log.Info("platform connected", "remote", conn.RemoteAddr().String())
