@@ -182,17 +182,7 @@ func TestRuntimeImage(t *testing.T) {
 	})
 
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	get := func(path string) (int, []byte, error) {
-		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, b, err
-	}
+	get := func(path string) (int, []byte, error) { return httpGet(base+path, token) }
 	waitFor(t, exited, 90*time.Second, "/healthz answering 200", func() bool {
 		code, _, err := get("/healthz")
 		return err == nil && code == http.StatusOK
@@ -410,4 +400,22 @@ output:
     - {type: jsonl, path: /data/detections.jsonl, all_frames: true}
 `, host, port), 0o644))
 	return port, data, cfg
+}
+
+// httpGet fetches url with the bearer token when token is not empty; 5 s at most.
+func httpGet(url, token string) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -123,17 +122,10 @@ func TestPodmanImage(t *testing.T) {
 	exited := make(chan error) // never: the container runs detached; waitFor's timeout bounds it
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	get := func(path string, auth bool) (int, []byte, error) {
-		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
 		if auth {
-			req.Header.Set("Authorization", "Bearer "+token)
+			return httpGet(base+path, token)
 		}
-		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, b, err
+		return httpGet(base+path, "")
 	}
 	waitFor(t, exited, 90*time.Second, "/healthz answering 200", func() bool {
 		code, _, err := get("/healthz", false)
