@@ -9,15 +9,15 @@ export PATH=$PATH:/usr/local/go/bin
 logs=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
 
-# Beside the rest, at low priority: the container image test (a root filesystem from Debian's
+# Beside the rest: the container image test (a root filesystem from Debian's
 # packages and a static FFmpeg build: mostly network waits and one long compile on a fresh
 # machine) and the Helm chart's tests, their own Go module (helm's library and the Kubernetes
 # API types: a long first compile). The chart module uses vinfer's config package through a
 # replace directive, so a change of vinfer's go.mod may need `cd charts && go mod tidy`;
 # -mod=mod lets CI resolve it meanwhile.
-nice -n 10 go test -count=1 -timeout 30m ./e2e/image/ >"$logs/image" 2>&1 &
+go test -count=1 -timeout 30m ./e2e/image/ >"$logs/image" 2>&1 &
 image=$!
-(cd charts && nice -n 10 go vet -mod=mod ./... && nice -n 10 go test -mod=mod -count=1 -timeout 30m ./...) >"$logs/charts" 2>&1 &
+(cd charts && go vet -mod=mod ./... && go test -mod=mod -count=1 -timeout 30m ./...) >"$logs/charts" 2>&1 &
 charts=$!
 # The runtime packages under the race detector, beside the rest too (CPU-bound, while most of
 # the others wait on peers). Then the whole-app pipeline tests that predate the scene layer (the
