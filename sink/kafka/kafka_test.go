@@ -2,12 +2,10 @@ package kafka_test
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,23 +38,9 @@ func startCluster(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
 	return c
 }
 
-var sinkSeq atomic.Int64
-
 func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
 	t.Helper()
-	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
-	if _, ok := settings["name"]; !ok { // tests run in parallel: one name each
-		base["name"] = fmt.Sprintf("%s-%d", "kafka", sinkSeq.Add(1))
-	}
-	for k, v := range settings {
-		base[k] = v
-	}
-	s, err := kafka.Open(config.NewSink("kafka", base), sink.Env{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.(*brokered.Sink).Close() })
-	return s.(*brokered.Sink)
+	return bt.OpenSink(t, "kafka", kafka.Open, t.TempDir(), settings)
 }
 
 // consume reads topic from the start until want records arrived (or the timeout), counting

@@ -2,7 +2,6 @@ package mqtt_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,23 +105,9 @@ func freeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-var sinkSeq atomic.Int64
-
 func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
 	t.Helper()
-	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
-	if _, ok := settings["name"]; !ok { // tests run in parallel: one name each
-		base["name"] = fmt.Sprintf("%s-%d", "mqtt", sinkSeq.Add(1))
-	}
-	for k, v := range settings {
-		base[k] = v
-	}
-	s, err := mqtt.Open(config.NewSink("mqtt", base), sink.Env{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.(*brokered.Sink).Close() })
-	return s.(*brokered.Sink)
+	return bt.OpenSink(t, "mqtt", mqtt.Open, t.TempDir(), settings)
 }
 
 var protocols = []string{"3.1.1", "5"}

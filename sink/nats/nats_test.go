@@ -2,12 +2,10 @@ package nats_test
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,23 +47,9 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-var sinkSeq atomic.Int64
-
 func openSink(t testing.TB, dir string, settings map[string]any) *brokered.Sink {
 	t.Helper()
-	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
-	if _, ok := settings["name"]; !ok { // tests run in parallel: one name each
-		base["name"] = fmt.Sprintf("%s-%d", "nats", sinkSeq.Add(1))
-	}
-	for k, v := range settings {
-		base[k] = v
-	}
-	s, err := vnats.Open(config.NewSink("nats", base), sink.Env{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.(*brokered.Sink).Close() })
-	return s.(*brokered.Sink)
+	return bt.OpenSink(t, "nats", vnats.Open, dir, settings)
 }
 
 // streamIDs reads every message of a JetStream stream and counts them by Nats-Msg-Id.

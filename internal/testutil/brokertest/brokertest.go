@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/event"
 	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/sink/brokered"
 )
 
 // Timeout is the default bound of Wait: generous, for a loaded 2-core machine.
@@ -111,4 +114,28 @@ func Outage(t testing.TB) time.Duration {
 		return d
 	}
 	return 3 * time.Second
+}
+
+var sinkSeq atomic.Int64
+
+// OpenSink opens a sink of type typ with open (the kind's Open) on outbox folder dir, with
+// fast retries (backoff 20–500 ms; timeout 5 s where the kind has one) and, unless settings
+// names it, a name of its own (tests run in parallel; sink names are process-wide). It is
+// closed at the test's end.
+func OpenSink(t testing.TB, typ string, open func(config.Sink, sink.Env) (sink.Sink, error), dir string, settings map[string]any) *brokered.Sink {
+	t.Helper()
+	base := map[string]any{"min_backoff": "20ms", "max_backoff": "500ms", "timeout": "5s"}
+	if _, ok := settings["name"]; !ok {
+		base["name"] = fmt.Sprintf("%s-%d", typ, sinkSeq.Add(1))
+	}
+	for k, v := range settings {
+		base[k] = v
+	}
+	s, err := open(config.NewSink(typ, base), sink.Env{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := s.(*brokered.Sink)
+	t.Cleanup(func() { k.Close() })
+	return k
 }
