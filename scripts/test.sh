@@ -29,7 +29,7 @@ race=$!
 # Every step runs even when one fails (one failure must not hide the others' results); the exit
 # status is non-zero when any failed.
 status=0
-step() { "$@" || { echo "--- FAILED: $*"; status=1; }; }
+step() { "$@" || { echo "--- FAILED: ${*:1:6} …"; status=1; }; }
 step go vet ./...
 # Most tests wait on peers (brokers, RTP senders, browsers) more than they compute: four
 # packages at a time keep both cores busy. Every test is written to pass on a loaded machine.
