@@ -1,14 +1,12 @@
 package metrics_test
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/defs"
-	"github.com/vinfer/vinfer/metrics"
 )
 
 // twoGPUs is a running system with one CPU stream and two nvdec streams on GPUs 0 and 1.
@@ -44,13 +42,7 @@ func (twoGPUs) GPUs() []defs.GPUInfo {
 // TestPerDevice: the memory of every GPU in use and the device of every stream are exported,
 // read through the defs interfaces alone (no GPU needed).
 func TestPerDevice(t *testing.T) {
-	m := metrics.New()
-	done := make(chan struct{})
-	defer close(done)
-	m.Watch(twoGPUs{}, done)
-	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	body := rec.Body.String()
+	body := scrape(t, twoGPUs{})
 	for _, want := range []string{
 		`vinfer_gpu_memory_used_bytes{device="0"} 1.073741824e+09`,
 		`vinfer_gpu_memory_used_bytes{device="1"} 2.147483648e+09`,

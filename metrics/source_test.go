@@ -2,14 +2,12 @@ package metrics_test
 
 import (
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/defs"
-	"github.com/vinfer/vinfer/metrics"
 	"github.com/vinfer/vinfer/source/live"
 )
 
@@ -32,13 +30,7 @@ func (liveStreams) Streams() []defs.StreamInfo {
 // TestStreamStateAndSourceEvents: vinfer_stream_state is a state set per stream (live health,
 // or a file's course), and every live source counter is exported.
 func TestStreamStateAndSourceEvents(t *testing.T) {
-	m := metrics.New()
-	done := make(chan struct{})
-	defer close(done)
-	m.Watch(liveStreams{}, done)
-	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	body := rec.Body.String()
+	body := scrape(t, liveStreams{})
 	for _, want := range []string{
 		`vinfer_stream_state{state="stalled",stream="cam"} 1`,
 		`vinfer_stream_state{state="running",stream="cam"} 0`,
