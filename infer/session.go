@@ -102,14 +102,17 @@ type Config struct {
 // Session is one loaded model ready to run batches of images: input [N,C,H,W] float32 (C is 3
 // for the bundled models), float32 outputs.
 //
-// Buffers: the input buffer for MaxBatch images and the output buffers are native memory
-// allocated at Open; Input(n) and the tensors Run(n) returns view them. Outputs whose
+// Buffers: the input buffers for MaxBatch images and the output buffers are native memory; the
+// tensors Run(n) returns view them. There are InputSets input buffers: set 0, Input(n), is
+// allocated at Open; sets 1… on their first InputSet call, for a caller that writes the next
+// batch while another runs (double buffering). The output buffers are shared by every set. Outputs whose
 // dimensions other than the batch are dynamic (data-dependent) are allocated by ONNX Runtime
 // at each run from its CPU arena (ONNX Runtime requires a preallocated output to match the
 // result's shape exactly).
 //
-// A Session is not safe for concurrent use: one inference worker owns it, fills Input, calls
-// Run and reads the outputs before the next Run.
+// A Session is not safe for concurrent use, with one exception: while one goroutine runs a set
+// (RunSet) another may fill a different set (InputSet). One inference worker owns the rest:
+// it calls Run and reads the outputs before the next Run.
 type Session struct {
 	name       string
 	sess       *ort.Session
@@ -121,10 +124,9 @@ type Session struct {
 	cpu        *ort.MemoryInfo
 	inNames    *ort.Names
 	outNames   *ort.Names
-	inPtr      unsafe.Pointer
-	in         []float32 // maxBatch × c·h·w
+	in         [InputSets][]float32 // maxBatch × c·h·w each; nil until first used (set 0: at Open)
 	outs       []outputBuf
-	runs       []*batchRun // by batch size; nil until first used
+	runs       [InputSets][]*batchRun // by set and batch size; nil until first used
 	last       *batchRun   // the latest Run's, holding ONNX Runtime-allocated outputs
 }
 
@@ -150,6 +152,9 @@ type batchRun struct {
 	outs   []*ort.Value // preallocated outputs, nil for outDynamic
 	views  []tensor.Tensor
 }
+
+// InputSets is the number of input buffers of a Session (Input is set 0).
+const InputSets = 3
 
 // Open loads a model and allocates its buffers. It loads the ONNX Runtime library on first use
 // (ort.Load). Errors name the model and carry ONNX Runtime's message, e.g. for a file that is
@@ -278,11 +283,9 @@ func (s *Session) init(maxBatch int) error {
 	}
 	s.inNames = ort.NewNames([]string{in.Name})
 	s.outNames = ort.NewNames(names)
-	n := s.maxBatch * s.c * s.h * s.w
-	if s.inPtr = ort.Alloc(4 * n); s.inPtr == nil {
-		return fmt.Errorf("infer: %s: cannot allocate the %d-byte input buffer", s.name, 4*n)
+	if err := s.allocInput(0); err != nil {
+		return err
 	}
-	s.in = unsafe.Slice((*float32)(s.inPtr), n)
 	for i := range s.outs {
 		o := &s.outs[i]
 		m := o.elems
@@ -295,7 +298,20 @@ func (s *Session) init(maxBatch int) error {
 			}
 		}
 	}
-	s.runs = make([]*batchRun, s.maxBatch+1)
+	for set := range s.runs {
+		s.runs[set] = make([]*batchRun, s.maxBatch+1)
+	}
+	return nil
+}
+
+// allocInput allocates input set set's native buffer.
+func (s *Session) allocInput(set int) error {
+	n := s.maxBatch * s.c * s.h * s.w
+	p := ort.Alloc(4 * n)
+	if p == nil {
+		return fmt.Errorf("infer: %s: cannot allocate the %d-byte input buffer", s.name, 4*n)
+	}
+	s.in[set] = unsafe.Slice((*float32)(p), n)
 	return nil
 }
 
@@ -345,30 +361,49 @@ func (s *Session) checkBatch(batch int) error {
 
 // Input returns the [batch,C,H,W] float32 input buffer for a run of batch images: image b is
 // in[b·C·H·W : (b+1)·C·H·W]. It is native memory, zeroed at Open and reused by every run (the
-// buffers of all batch sizes share it). It fails when Run would reject batch.
-func (s *Session) Input(batch int) ([]float32, error) {
+// buffers of all batch sizes share it). It fails when Run would reject batch. It is InputSet(0,
+// batch).
+func (s *Session) Input(batch int) ([]float32, error) { return s.InputSet(0, batch) }
+
+// InputSet is Input for input set set, 0 ≤ set < InputSets; RunSet runs it. A set's buffer is
+// allocated (zeroed) on its first use.
+func (s *Session) InputSet(set, batch int) ([]float32, error) {
 	if err := s.checkBatch(batch); err != nil {
 		return nil, err
 	}
-	return s.in[:batch*s.c*s.h*s.w], nil
+	if set < 0 || set >= InputSets {
+		return nil, fmt.Errorf("infer: %s: input set %d outside 0…%d", s.name, set, InputSets-1)
+	}
+	if s.in[set] == nil {
+		if err := s.allocInput(set); err != nil {
+			return nil, err
+		}
+	}
+	return s.in[set][:batch*s.c*s.h*s.w], nil
 }
 
 // Run infers the batch written into Input(batch) and returns the outputs, in the order of
 // Outputs, with their actual shapes (dim 0 = batch where it is the batch). The tensors and
-// their data are views of native buffers, valid until the next Run or Close; the caller reads
-// them and must not modify the slices or shapes (they are reused). After the first
-// Run of a batch size, Run makes no Go heap allocation.
-func (s *Session) Run(batch int) ([]tensor.Tensor, error) {
+// their data are views of native buffers, valid until the next Run (of any set) or Close; the
+// caller reads them and must not modify the slices or shapes (they are reused). After the
+// first Run of a batch size, Run makes no Go heap allocation. It is RunSet(0, batch).
+func (s *Session) Run(batch int) ([]tensor.Tensor, error) { return s.RunSet(0, batch) }
+
+// RunSet is Run of the batch written into InputSet(set, batch).
+func (s *Session) RunSet(set, batch int) ([]tensor.Tensor, error) {
 	if err := s.checkBatch(batch); err != nil {
 		return nil, err
 	}
-	r := s.runs[batch]
+	if set < 0 || set >= InputSets || s.in[set] == nil {
+		return nil, fmt.Errorf("infer: %s: input set %d was never written (InputSet)", s.name, set)
+	}
+	r := s.runs[set][batch]
 	if r == nil {
 		var err error
-		if r, err = s.prepare(batch); err != nil {
+		if r, err = s.prepare(set, batch); err != nil {
 			return nil, err
 		}
-		s.runs[batch] = r
+		s.runs[set][batch] = r
 	}
 	if s.last != nil {
 		s.last.releaseDynamic(s.outs)
@@ -399,8 +434,8 @@ func (s *Session) Run(batch int) ([]tensor.Tensor, error) {
 	return r.views, nil
 }
 
-// prepare creates the values of one batch size over the shared buffers.
-func (s *Session) prepare(batch int) (*batchRun, error) {
+// prepare creates the values of one input set and batch size over the shared buffers.
+func (s *Session) prepare(set, batch int) (*batchRun, error) {
 	r := &batchRun{inArr: ort.NewValues(1), outArr: ort.NewValues(len(s.outs))}
 	fail := func(err error) (*batchRun, error) {
 		r.release()
@@ -408,7 +443,7 @@ func (s *Session) prepare(batch int) (*batchRun, error) {
 	}
 	shape := []int64{int64(batch), int64(s.c), int64(s.h), int64(s.w)}
 	var err error
-	if r.in, err = ort.NewTensor(s.cpu, s.inPtr, 4*batch*s.c*s.h*s.w, ort.Float32, shape); err != nil {
+	if r.in, err = ort.NewTensor(s.cpu, unsafe.Pointer(&s.in[set][0]), 4*batch*s.c*s.h*s.w, ort.Float32, shape); err != nil {
 		return fail(err)
 	}
 	r.inArr.Set(0, r.in)
@@ -458,20 +493,25 @@ func (r *batchRun) release() {
 
 // Close frees the session and its buffers; tensors from Run become invalid. Idempotent.
 func (s *Session) Close() {
-	for _, r := range s.runs {
-		if r != nil {
-			r.release()
+	for set := range s.runs {
+		for _, r := range s.runs[set] {
+			if r != nil {
+				r.release()
+			}
 		}
+		s.runs[set] = nil
 	}
-	s.runs, s.last = nil, nil
+	s.last = nil
 	s.inNames.Release()
 	s.outNames.Release()
 	s.cpu.Release()
 	s.sess.Release()
 	s.sess = nil
-	if s.inPtr != nil {
-		ort.Free(s.inPtr)
-		s.inPtr, s.in = nil, nil
+	for set, in := range s.in {
+		if in != nil {
+			ort.Free(unsafe.Pointer(&in[0]))
+			s.in[set] = nil
+		}
 	}
 	for i := range s.outs {
 		if s.outs[i].ptr != nil {

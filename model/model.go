@@ -271,6 +271,12 @@ func (m *Model) Input(batch int) ([]float32, error) { return m.sess.Input(batch)
 // Run infers the batch in Input(batch).
 func (m *Model) Run(batch int) ([]tensor.Tensor, error) { return m.sess.Run(batch) }
 
+// InputSet returns input set set's buffer (infer.Session.InputSet; Input is set 0).
+func (m *Model) InputSet(set, batch int) ([]float32, error) { return m.sess.InputSet(set, batch) }
+
+// RunSet infers the batch in InputSet(set, batch).
+func (m *Model) RunSet(set, batch int) ([]tensor.Tensor, error) { return m.sess.RunSet(set, batch) }
+
 // NewDecoder returns a post-processor (one per worker).
 func (m *Model) NewDecoder() (detect.Decoder, error) {
 	return detect.NewDecoder(m.Family, m.sess.Outputs(), m.Post)

@@ -426,6 +426,12 @@ func (v *Version) Input(batch int) ([]float32, error) { return v.m.Input(batch) 
 // Run infers the batch in Input(batch).
 func (v *Version) Run(batch int) ([]tensor.Tensor, error) { return v.m.Run(batch) }
 
+// InputSet returns input set set's buffer (infer.Session.InputSet).
+func (v *Version) InputSet(set, batch int) ([]float32, error) { return v.m.InputSet(set, batch) }
+
+// RunSet infers the batch in InputSet(set, batch).
+func (v *Version) RunSet(set, batch int) ([]tensor.Tensor, error) { return v.m.RunSet(set, batch) }
+
 // Decoder is the version's post-processor (used by the model's single inference worker).
 func (v *Version) Decoder() detect.Decoder { return v.dec }
 

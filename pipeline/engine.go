@@ -28,6 +28,12 @@ type Runner interface {
 	// Run infers the batch written into Input(batch) and returns the outputs, valid until the
 	// next Run.
 	Run(batch int) ([]tensor.Tensor, error)
+	// InputSet and RunSet are Input and Run for input sets 1 and 2, which the worker of host
+	// frames fills with the next batch while the current one runs (Input is set 0, for
+	// cascades, which hold the model's session lock). Outputs are shared by every set: valid
+	// until the next Run or RunSet.
+	InputSet(set, batch int) ([]float32, error)
+	RunSet(set, batch int) ([]tensor.Tensor, error)
 	// Decoder is the version's post-processor.
 	Decoder() detect.Decoder
 	// Release unpins the version.

@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"context"
-
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/preprocess"
@@ -39,14 +37,4 @@ type FrameRunner interface {
 	Wait(lane, slot int) ([]tensor.Tensor, error)
 	// LaneDecoder is lane's post-processor (not shared with other lanes).
 	LaneDecoder(lane int) detect.Decoder
-}
-
-// queueFrame queues a device frame for its model's FrameRunner: the queue holds a reference
-// to the frame (released after inference or when the item is dropped) instead of an input
-// slot.
-func (s *stream) queueFrame(ctx context.Context, it item, f *frame.Frame) error {
-	f.Retain()
-	it.frame = f
-	it.queued = it.decoded
-	return s.enqueue(ctx, it)
 }

@@ -165,16 +165,9 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 		sc.warn = p.log
 	}
 	st := &stream{scene: sc, cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
-		keepFrame: len(m.cascades) > 0, policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
+		policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
 	st.q.background = !cfg.Source.Live()
-	if !cfg.OnGPU() { // device frames are queued as frames: no host input slots
-		st.slotN = cfg.QueueDepth + 2
-		st.slots = make(chan []float32, st.slotN)
-		for i := 0; i < st.slotN; i++ {
-			st.slots <- make([]float32, m.slotLen)
-		}
-	}
 	m.sched.add(st.q)
 	var ctx context.Context
 	ctx, st.cancel = context.WithCancel(p.ctx)

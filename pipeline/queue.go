@@ -25,10 +25,10 @@ const (
 // item is one frame on its way to inference: either already preprocessed into slot (CPU path)
 // or still a frame the inference worker preprocesses itself (GPU path).
 type item struct {
-	st    *stream
-	slot  []float32    // [3,H,W] preprocessed input, owned by st until recycled
-	frame *frame.Frame // set when the worker preprocesses (device frames)
-	tr    preprocess.Transform
+	st     *stream
+	frame  *frame.Frame // the decoded frame, held until its result is out or it is dropped
+	tr     preprocess.Transform
+	failed bool // preprocessing failed: dropped after its batch ran
 
 	index     int64
 	pts       time.Duration
@@ -94,21 +94,6 @@ func (q *queue) push(ctx context.Context, it item, policy DropPolicy) (dropped i
 			return item{}, false, false
 		}
 	}
-}
-
-// popOldest removes and returns the oldest item (used by a live stream to reclaim a slot).
-func (q *queue) popOldest() (item, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.n == 0 {
-		return item{}, false
-	}
-	it := q.items[q.head]
-	q.items[q.head] = item{}
-	q.head = (q.head + 1) % len(q.items)
-	q.n--
-	signal(q.room)
-	return it, true
 }
 
 // pop takes up to max items into dst; the scheduler calls it.

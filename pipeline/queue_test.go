@@ -68,16 +68,6 @@ func pop(max int, want string) step {
 	}}
 }
 
-func popOldest(want string) step {
-	return step{"popOldest", func(q *queue) error {
-		it, ok := q.popOldest()
-		if got := map[bool]string{true: label(it)}[ok]; got != want {
-			return fmt.Errorf("got %q, want %q", got, want)
-		}
-		return nil
-	}}
-}
-
 func closeQueue(rest string) step {
 	return step{"close", func(q *queue) error {
 		if got := labels(q.close()); got != rest {
@@ -129,10 +119,6 @@ func TestQueue(t *testing.T) {
 			push(0, DropOldest, ""), push(1, DropOldest, "a0"), pushFails(2, Block), pop(10, "a1"),
 			push(3, Block, ""), pop(10, "a3"),
 		}},
-		{"popOldest", 3, []step{
-			popOldest(""), push(0, Block, ""), push(1, Block, ""), popOldest("a0"), length(1),
-			push(2, Block, ""), popOldest("a1"), popOldest("a2"), popOldest(""),
-		}},
 		{"close returns the rest in order, then refuses", 3, []step{
 			push(0, Block, ""), push(1, Block, ""), pop(1, "a0"), push(2, Block, ""),
 			closeQueue("a1 a2"), length(0), pushFails(3, Block), pushFails(4, DropOldest), closeQueue(""),
@@ -179,10 +165,6 @@ func TestQueueBlockedPush(t *testing.T) {
 		leftover string // the queue's items afterwards
 	}{
 		{"pop makes room", func(q *queue, _ func()) string { return labels(q.pop(nil, 1)) }, "a0", true, "a1 a2"},
-		{"popOldest makes room", func(q *queue, _ func()) string {
-			it, _ := q.popOldest()
-			return label(it)
-		}, "a0", true, "a1 a2"},
 		{"cancel", func(_ *queue, cancel func()) string { cancel(); return "" }, "", false, "a0 a1"},
 		{"close", func(q *queue, _ func()) string { return labels(q.close()) }, "a0 a1", false, ""},
 	}

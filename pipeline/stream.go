@@ -27,7 +27,8 @@ type VideoDecoder interface {
 	Close() error
 }
 
-// Preprocessor writes one frame into one [3,H,W] float32 input slot.
+// Preprocessor writes one frame into one [3,H,W] float32 input slot. One stream's preprocessor
+// is called by one goroutine at a time.
 type Preprocessor interface {
 	Run(f *frame.Frame, dst []float32) (preprocess.Transform, error)
 }
@@ -41,16 +42,16 @@ type StreamConfig struct {
 	// source may only learn its codec then) and again if the codec changes. The pipeline closes
 	// the decoders.
 	NewDecoder func(media.Codec) (VideoDecoder, error)
-	// Preprocessor runs on the stream's goroutine (CPU path), in parallel with other streams;
-	// nil: a CPU preprocessor for the model's spec.
+	// Preprocessor writes the stream's host frames into the model's input when their batch is
+	// staged (frames are queued as decoded); nil: a CPU preprocessor for the model's spec.
 	Preprocessor Preprocessor
 	// QueueDepth is the most frames waiting for inference (default 2).
 	QueueDepth int
 	// AUObserver, when set, sees every access unit before it is decoded (evidence recording).
 	AUObserver AUObserver
 	// Device is the GPU ordinal whose memory holds the frames of a stream decoded on a GPU
-	// (Stream.OnGPU): they are queued as frames, without an input slot or preprocessing here,
-	// and the model's runner for that device (a FrameRunner) preprocesses each batch itself.
+	// (Stream.OnGPU): the model's runner for that device (a FrameRunner) preprocesses each
+	// batch itself.
 	Device int
 }
 
@@ -62,32 +63,31 @@ type AUObserver interface {
 	EndOfStream()
 }
 
-// stream is a running stream: source → decoder → filter → preprocess → queue.
+// stream is a running stream: source → decoder → filter → queue (of decoded frames; the
+// model's worker preprocesses each batch straight into the input it runs).
 type stream struct {
-	cfg   StreamConfig
-	stats *StreamStats
-	q     *queue
-	sched *scheduler
-	slots chan []float32 // free preprocessed-input slots, owned by this stream
-	slotN int
-	p     *Pipeline
+	cfg    StreamConfig
+	stats  *StreamStats
+	q      *queue
+	sched  *scheduler
+	prepMu sync.Mutex // held around cfg.Preprocessor.Run (items of one batch prepare in parallel)
+	p      *Pipeline
 
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
 	ended  atomic.Bool
 
-	nextAt    time.Time   // fps cap: earliest wall-clock time of the next inferred frame
-	capTimer  *time.Timer // fps cap: a blocking stream's wait
-	dec       VideoDecoder
-	codec     media.Codec
-	keepFrame bool                            // the model has cascades: the frame is kept until they ran
-	policy    DropPolicy                      // resolved from the declaration and the source
-	inflight  atomic.Int64                    // items queued or in an inference batch
-	idle      chan struct{}                   // signalled when inflight drops to 0
-	decStart  time.Time                       // decoder work for the next emitted frame began here
-	poolOf    interface{ Pool() *frame.Pool } // the decoder, when it has a frame pool
-	pool      atomic.Pointer[frame.Pool]      // its current pool (metrics)
+	nextAt   time.Time   // fps cap: earliest wall-clock time of the next inferred frame
+	capTimer *time.Timer // fps cap: a blocking stream's wait
+	dec      VideoDecoder
+	codec    media.Codec
+	policy   DropPolicy                      // resolved from the declaration and the source
+	inflight atomic.Int64                    // items queued or in an inference batch
+	idle     chan struct{}                   // signalled when inflight drops to 0
+	decStart time.Time                       // decoder work for the next emitted frame began here
+	poolOf   interface{ Pool() *frame.Pool } // the decoder, when it has a frame pool
+	pool     atomic.Pointer[frame.Pool]      // its current pool (metrics)
 
 	scene *scene // tracker and zones/lines; nil with tracker: none
 
@@ -194,28 +194,32 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		}
 		it := item{st: s, index: f.Index, pts: f.PTS, wallclock: f.Wallclock,
 			width: f.Width, height: f.Height, decoded: time.Now(), decodeDur: decodeDur}
-		if s.cfg.OnGPU() {
-			return s.queueFrame(ctx, it, f)
-		}
-		slot, ok := s.takeSlot(ctx)
-		if !ok {
-			s.stats.Dropped[DropShutdown].Add(1)
-			return ctx.Err()
-		}
-		t0 := time.Now()
-		tr, err := s.cfg.Preprocessor.Run(f, slot)
-		it.prepDur = time.Since(t0)
-		if err != nil {
-			s.slots <- slot
-			return fmt.Errorf("preprocess frame %d: %w", f.Index, err)
-		}
-		it.slot, it.tr, it.queued = slot, tr, time.Now()
-		if s.keepFrame {
-			f.Retain() // cascades crop it after the primary inference
-			it.frame = f
-		}
-		return s.enqueue(ctx, it)
+		return s.queueFrame(ctx, it, f)
 	}
+}
+
+// queueFrame queues a decoded frame for its model's worker: the queue holds a reference to the
+// frame (released after inference or when the item is dropped).
+func (s *stream) queueFrame(ctx context.Context, it item, f *frame.Frame) error {
+	f.Retain()
+	it.frame = f
+	it.queued = it.decoded
+	return s.enqueue(ctx, it)
+}
+
+// prepare writes it's frame into dst (one [3,H,W] slot of the model's input) with the
+// stream's preprocessor.
+func (s *stream) prepare(it *item, dst []float32) error {
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	t0 := time.Now()
+	tr, err := s.cfg.Preprocessor.Run(it.frame, dst)
+	it.prepDur = time.Since(t0)
+	if err != nil {
+		return fmt.Errorf("stream %s: preprocess frame %d: %w", s.cfg.ID, it.index, err)
+	}
+	it.tr = tr
+	return nil
 }
 
 // capFPS applies max_fps on the wall clock: a frame before the stream's next turn is dropped
@@ -268,36 +272,8 @@ func (s *stream) enqueue(ctx context.Context, it item) error {
 	return nil
 }
 
-// takeSlot returns a free input slot. Files wait for one; live streams reclaim the slot of their
-// oldest queued frame instead (a counted drop) so they never wait on inference.
-func (s *stream) takeSlot(ctx context.Context) ([]float32, bool) {
-	select {
-	case sl := <-s.slots:
-		return sl, true
-	default:
-	}
-	if s.policy == DropOldest {
-		if it, ok := s.q.popOldest(); ok {
-			s.stats.Dropped[DropQueueFull].Add(1)
-			slot := it.slot
-			it.slot = nil
-			s.recycle(it)
-			return slot, true
-		}
-	}
-	select {
-	case sl := <-s.slots:
-		return sl, true
-	case <-ctx.Done():
-		return nil, false
-	}
-}
-
-// recycle returns a dropped item's slot and frame; the item is no longer in flight.
+// recycle releases a dropped item's frame; the item is no longer in flight.
 func (s *stream) recycle(it item) {
-	if it.slot != nil {
-		s.slots <- it.slot
-	}
 	if it.frame != nil {
 		it.frame.Release()
 	}

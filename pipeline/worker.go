@@ -33,38 +33,145 @@ type modelRunner struct {
 
 	batches    atomic.Int64
 	batchItems atomic.Int64
+
+	// host frames: the stage's preprocessing helpers
+	prepJobs chan prepJob
+	prepWG   sync.WaitGroup
 }
 
-// run is the inference worker of host frames.
+// stagedBatch is a batch of host frames on its way through the worker: preprocessed into input
+// set set of the pinned version r, then run.
+type stagedBatch struct {
+	set   int
+	r     Runner
+	batch []item
+}
+
+// run is the inference worker of host frames, in two stages: stage, on a goroutine of its own,
+// collects the next batch and preprocesses its frames straight into a free input set of the
+// model while this goroutine, locked to its OS thread, runs the batch before it and routes its
+// results. So preprocessing batch k+1 overlaps inference of batch k, no frame is copied between
+// the two, and only the frames of two batches are ever preprocessed (the queues hold decoded
+// frames, a third of the size of a float32 input at 416×416 from 768×432).
 func (m *modelRunner) run(ctx context.Context) {
 	defer close(m.done)
+	free := make(chan *stagedBatch, 2)
+	for set := 1; set <= 2; set++ { // input set 0 is the cascades'
+		free <- &stagedBatch{set: set, batch: make([]item, 0, m.sched.maxBatch)}
+	}
+	staged := make(chan *stagedBatch)
+	helpers := min(m.sched.maxBatch, runtime.GOMAXPROCS(0)) - 1
+	m.prepJobs = make(chan prepJob)
+	for range helpers {
+		go m.prepHelper()
+	}
+	defer close(m.prepJobs)
+	go m.stage(ctx, free, staged, helpers)
 	// One OS thread for the worker's life: ONNX Runtime computes on the calling thread (all of
 	// it with intra_op_threads 1) and keeps per-thread state warm (docs/benchmarks.md).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	batch := make([]item, 0, m.sched.maxBatch)
+	for sb := range staged {
+		m.infer(sb)
+		free <- sb
+	}
+}
+
+// stage collects batches and prepares them into free input sets until ctx ends (a partial batch
+// collected then is still run) and closes staged.
+func (m *modelRunner) stage(ctx context.Context, free, staged chan *stagedBatch, helpers int) {
+	defer close(staged)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
-		batch = m.sched.collect(ctx, batch, timer)
-		if len(batch) == 0 {
+		sb := <-free // the worker returns every batch it receives and receives until staged closes
+		sb.batch = m.sched.collect(ctx, sb.batch, timer)
+		if len(sb.batch) == 0 {
 			return
 		}
-		m.infer(batch)
-		for i := range batch {
-			batch[i] = item{}
+		if m.prepareBatch(sb, helpers) {
+			staged <- sb
+		} else {
+			free <- sb
 		}
 	}
 }
 
-func (m *modelRunner) infer(batch []item) {
-	n := len(batch)
+// prepareBatch pins the serving version and preprocesses sb's frames into its input set, over
+// helpers+1 goroutines. A batch that cannot run is dropped (false).
+func (m *modelRunner) prepareBatch(sb *stagedBatch, helpers int) bool {
+	n := len(sb.batch)
+	fail := func(err error) bool {
+		if err != nil {
+			m.p.log("model %s: batch of %d: %v", m.eng.Name(), n, err)
+		}
+		m.drop(sb.batch)
+		clear(sb.batch)
+		sb.batch = sb.batch[:0]
+		return false
+	}
 	r := m.eng.Acquire()
 	if r == nil {
-		m.drop(batch)
-		return
+		return fail(nil) // closed: the pipeline is stopping
 	}
-	defer r.Release()
+	in, err := r.InputSet(sb.set, n)
+	if err == nil && len(in) != n*m.slotLen {
+		err = fmt.Errorf("input holds %d values, want %d: the model's input size changed", len(in), n*m.slotLen)
+	}
+	if err != nil {
+		r.Release()
+		return fail(err)
+	}
+	sb.r = r
+	parts := min(n, helpers+1)
+	per := (n + parts - 1) / parts
+	for lo := per; lo < n; lo += per {
+		m.prepWG.Add(1)
+		m.prepJobs <- prepJob{batch: sb.batch, in: in, lo: lo, hi: min(lo+per, n)}
+	}
+	m.prepItems(sb.batch, in, 0, min(per, n))
+	m.prepWG.Wait()
+	return true
+}
+
+// prepJob is items [lo, hi) of a batch to preprocess into in.
+type prepJob struct {
+	batch  []item
+	in     []float32
+	lo, hi int
+}
+
+func (m *modelRunner) prepHelper() {
+	for j := range m.prepJobs {
+		m.prepItems(j.batch, j.in, j.lo, j.hi)
+		m.prepWG.Done()
+	}
+}
+
+// prepItems preprocesses items [lo, hi) of batch into their slots of in. An item that fails is
+// marked (its slot zeroed) and dropped after the run.
+func (m *modelRunner) prepItems(batch []item, in []float32, lo, hi int) {
+	for b := lo; b < hi; b++ {
+		it := &batch[b]
+		slot := in[b*m.slotLen : (b+1)*m.slotLen]
+		if err := it.st.prepare(it, slot); err != nil {
+			it.failed = true
+			clear(slot)
+			m.p.debugf("model %s: %v", m.eng.Name(), err)
+		}
+	}
+}
+
+// infer runs a staged batch, decodes its outputs and sends its results; then the batch is
+// empty and its version released.
+func (m *modelRunner) infer(sb *stagedBatch) {
+	batch, r := sb.batch, sb.r
+	defer func() {
+		r.Release()
+		clear(sb.batch)
+		sb.batch, sb.r = sb.batch[:0], nil
+	}()
+	n := len(batch)
 	m.session.Lock()
 	locked := true
 	unlock := func() {
@@ -75,7 +182,7 @@ func (m *modelRunner) infer(batch []item) {
 	}
 	defer unlock()
 	t0 := time.Now()
-	outs, err := m.runSlots(r, batch)
+	outs, err := r.RunSet(sb.set, n)
 	m.batches.Add(1)
 	m.batchItems.Add(int64(n))
 	m.p.observeBatch(m.eng.Name(), n)
@@ -88,7 +195,11 @@ func (m *modelRunner) infer(batch []item) {
 	dec := r.Decoder()
 	m.results = m.results[:0]
 	for b := range batch {
-		m.results = append(m.results, m.result(dec, outs, b, &batch[b], n, t0, now))
+		var res *sink.Result
+		if !batch[b].failed {
+			res = m.result(dec, outs, b, &batch[b], n, t0, now)
+		}
+		m.results = append(m.results, res)
 	}
 	unlock()
 	if len(m.cascades) > 0 {
@@ -96,10 +207,14 @@ func (m *modelRunner) infer(batch []item) {
 	}
 	for b := range batch {
 		it := &batch[b]
-		if it.frame != nil {
-			it.frame.Release()
-			it.frame = nil
+		if it.failed {
+			it.st.stats.Dropped[DropInferError].Add(1)
+			m.p.results <- resultMsg{st: it.st, seq: it.seq}
+			it.st.recycle(*it)
+			continue
 		}
+		it.frame.Release()
+		it.frame = nil
 		it.st.stats.Inferred.Add(1)
 		m.p.results <- resultMsg{r: m.results[b], st: it.st, seq: it.seq}
 		it.st.done1()
@@ -134,26 +249,6 @@ func (m *modelRunner) drop(batch []item) {
 	}
 }
 
-// runSlots copies the batch's preprocessed slots into the runner's input (returning each slot
-// to its stream) and runs it.
-func (m *modelRunner) runSlots(r Runner, batch []item) ([]tensor.Tensor, error) {
-	n := len(batch)
-	in, err := r.Input(n)
-	if err != nil {
-		return nil, err
-	}
-	if len(in) != n*m.slotLen {
-		return nil, fmt.Errorf("input holds %d values, want %d: the model's input size changed", len(in), n*m.slotLen)
-	}
-	for b := range batch {
-		it := &batch[b]
-		copy(in[b*m.slotLen:(b+1)*m.slotLen], it.slot)
-		it.st.slots <- it.slot
-		it.slot = nil
-	}
-	return r.Run(n)
-}
-
 // runCascades runs the secondary models on the crops of this batch's detections.
 func (m *modelRunner) runCascades(batch []item) {
 	if m.frames == nil {
@@ -161,13 +256,13 @@ func (m *modelRunner) runCascades(batch []item) {
 	}
 	clear(m.frames)
 	for b := range batch {
-		if batch[b].frame != nil {
+		if batch[b].frame != nil && m.results[b] != nil {
 			m.frames[m.results[b]] = batch[b].frame
 		}
 	}
 	for _, c := range m.cascades {
 		for b := range batch {
-			if f := batch[b].frame; f != nil {
+			if f := batch[b].frame; f != nil && m.results[b] != nil {
 				c.collect(m.results[b], f)
 			}
 		}
