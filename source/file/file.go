@@ -51,7 +51,7 @@ type Source struct {
 	Path string
 	// Loop restarts at the beginning at the end of the file instead of returning io.EOF. PTS and
 	// DTS keep increasing across restarts: each pass is offset by the length of the previous
-	// ones (last PTS plus one frame duration).
+	// ones (last PTS plus one frame duration). Raw Annex-B streams loop too (rewind).
 	Loop bool
 	// Roots, when not nil, are the directories the file must lie in (symlinks resolved).
 	Roots []string
