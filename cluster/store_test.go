@@ -181,7 +181,7 @@ func TestStoreLost(t *testing.T) {
 		return len(w.where()) == 0, fmt.Sprintf("%d streams running", len(w.where()))
 	})
 	ns.start(ns.port, t.TempDir())
-	eventually(t, 30*time.Second, "10 streams placed over a and b after a long outage", func() (bool, string) {
+	took := eventually(t, 30*time.Second, "10 streams placed over a and b after a long outage", func() (bool, string) {
 		if ok, msg := placedAsAssigned(w, ids, []string{"a", "b"}); !ok {
 			return false, msg
 		}
@@ -190,6 +190,7 @@ func TestStoreLost(t *testing.T) {
 	if got := registryKeys(t, ns.url()); !slices.Equal(got, ids) {
 		t.Errorf("registry after the long outage: %v, want %v", got, ids)
 	}
+	t.Logf("NATS down until both nodes stopped their streams, back with an empty store: converged %.1fs after", took.Seconds())
 
 	// The same store again: nothing lost, nothing to rebuild; a new stream is placed.
 	recovered := map[string]uint64{}
