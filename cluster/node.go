@@ -15,7 +15,10 @@
 //     under it (it was thought dead) stops it at once;
 //   - a node that cannot renew its heartbeat for 3/4 of a lease stops all its streams (others
 //     take them over one lease after its last heartbeat), so a stream never runs twice for
-//     longer than one lease.
+//     longer than one lease;
+//   - a node that finds the buckets lost (NATS restarted with an empty JetStream store) makes
+//     them again and publishes what it knows: its owner keys, its heartbeat and the registry
+//     (store.go).
 //
 // The package depends on the app only through Local (internal/defs' StreamControl and Streams).
 package cluster
@@ -32,6 +35,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,6 +65,9 @@ type Options struct {
 	// RetryFailed is how long a stream that could not be started waits before its owner tries
 	// again (default 10 s).
 	RetryFailed time.Duration
+	// wall is the wall clock of the stamps the node publishes (heartbeats' sent_ms; default
+	// time.Now): tests set a clock that is off. Nothing the node decides reads it.
+	wall func() time.Time
 }
 
 // Errors of Start.
@@ -89,6 +96,9 @@ type beat struct {
 	Weight     float64           `json:"weight"`
 	MaxStreams int               `json:"max_streams,omitempty"`
 	Failed     map[string]string `json:"failed,omitempty"`
+	// SentMS is the sender's wall clock, Unix milliseconds: only compared with the NATS
+	// server's stamp to warn about a clock that is off (clock.go); liveness never reads it.
+	SentMS int64 `json:"sent_ms,omitempty"`
 }
 
 type item[T any] struct {
@@ -109,18 +119,32 @@ type Node struct {
 	bucket   string
 
 	nc                      *nats.Conn
+	js                      jetstream.JetStream
 	kvStreams, kvOwners, kv jetstream.KeyValue
+
+	// The store (store.go). storeIDs (the buckets' stream creation times), watchCancel and
+	// registryLost belong to Start and then to the reconciler.
+	storeIDs     [3]time.Time
+	watchCancel  context.CancelFunc
+	watchWG      sync.WaitGroup
+	registryLost bool
+	checkStore   atomic.Bool // the store may have changed: check it
+	watchEnded   atomic.Bool // a watch ended by itself
 
 	mu       sync.Mutex
 	streams  map[string]item[regEntry]
 	owners   map[string]item[ownerEntry]
 	nodes    map[string]item[beat]
 	badURL   map[string]time.Time // node → when its bad advertised URL was last logged
+	badClock map[string]time.Time // node → when its clock offset was last logged
 	running  map[string]uint64    // streams this node started, under this owner-key revision
 	failed   map[string]failure
 	lastBeat time.Time
 	beatRev  uint64
 	isolated bool
+	// stale: the connection dropped or the store was lost, and the buckets were not read
+	// again since (store.go); nothing is planned meanwhile.
+	stale    bool
 	fatal    error
 	counters map[string]uint64 // defs.ClusterView.Counters
 
@@ -151,6 +175,9 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	if o.RetryFailed <= 0 {
 		o.RetryFailed = 10 * time.Second
 	}
+	if o.wall == nil {
+		o.wall = time.Now
+	}
 	name := c.Node
 	if name == "" {
 		h, err := os.Hostname()
@@ -164,14 +191,18 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	n := &Node{opt: o, log: o.Log.With("node", name), name: name, instance: hex.EncodeToString(id),
 		lease: c.LeaseDuration(), weight: c.NodeWeight(), max: c.MaxStreams, bucket: c.BucketName(),
 		streams: map[string]item[regEntry]{}, owners: map[string]item[ownerEntry]{}, nodes: map[string]item[beat]{},
-		badURL:  map[string]time.Time{},
+		badURL: map[string]time.Time{}, badClock: map[string]time.Time{},
 		running: map[string]uint64{}, failed: map[string]failure{}, counters: map[string]uint64{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if n.max == 0 {
 		n.max = o.DefaultMaxStreams
 	}
 	nc, err := nats.Connect(c.NATS, nats.Name("vinfer "+name), nats.Timeout(n.lease),
 		nats.MaxReconnects(-1), nats.ReconnectWait(n.lease/6), nats.RetryOnFailedConnect(false),
-		nats.ReconnectBufSize(-1)) // no request queued while cut off and replayed later
+		nats.ReconnectBufSize(-1), // no request queued while cut off and replayed later
+		// Watches do not survive a server's restart: the buckets are read again after each
+		// reconnect, and a restarted server may have lost its store.
+		nats.DisconnectErrHandler(func(*nats.Conn, error) { n.markStale() }),
+		nats.ReconnectHandler(func(*nats.Conn) { n.suspectStore() }))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.NATS, err)
 	}
@@ -179,6 +210,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if err := n.start(ctx); err != nil {
 		n.cancel()
+		n.watchWG.Wait()
 		nc.Close()
 		return nil, err
 	}
@@ -190,38 +222,19 @@ func (n *Node) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	// Creating the buckets writes JetStream's file store: on a busy server that takes seconds,
-	// so the bound is generous (a dead server fails the connect before this).
-	cctx, cancel := context.WithTimeout(ctx, max(2*n.lease+5*time.Second, 30*time.Second))
+	n.js = js
+	cctx, cancel := context.WithTimeout(ctx, n.storeTimeout())
 	defer cancel()
-	mk := func(suffix, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
-		kv, err := js.CreateOrUpdateKeyValue(cctx, jetstream.KeyValueConfig{Bucket: n.bucket + "-" + suffix,
-			Description: desc, History: 1, TTL: ttl})
-		if err != nil {
-			return nil, fmt.Errorf("%w: bucket %s-%s: %v (is JetStream enabled on the server?)", ErrUnavailable, n.bucket, suffix, err)
-		}
-		return kv, nil
-	}
-	if n.kvStreams, err = mk("streams", "vinfer stream registry", 0); err != nil {
+	kvs, err := n.makeBuckets(cctx)
+	if err != nil {
 		return err
 	}
-	if n.kvOwners, err = mk("owners", "vinfer stream owners", 0); err != nil {
-		return err
-	}
-	// Heartbeat keys of nodes gone for good age out; liveness is judged by each observer.
-	if n.kv, err = mk("nodes", "vinfer node heartbeats", 20*n.lease); err != nil {
-		return err
-	}
+	n.kvStreams, n.kvOwners, n.kv = kvs[0], kvs[1], kvs[2]
 	if err := n.claimName(cctx); err != nil {
 		return err
 	}
-	for _, w := range []struct {
-		kv    jetstream.KeyValue
-		apply func(jetstream.KeyValueEntry)
-	}{{n.kvStreams, n.applyStream}, {n.kvOwners, n.applyOwner}, {n.kv, n.applyNode}} {
-		if err := n.watch(cctx, w.kv, w.apply); err != nil {
-			return err
-		}
+	if err := n.startWatches(cctx); err != nil {
+		return err
 	}
 	for _, s := range n.opt.Seed {
 		b, _ := json.Marshal(regEntry{Stream: s, Trusted: true, AddedBy: n.name})
@@ -291,7 +304,8 @@ func (n *Node) claimName(ctx context.Context) error {
 
 func (n *Node) beatJSON() []byte {
 	n.mu.Lock()
-	b := beat{Node: n.name, Instance: n.instance, URL: n.opt.Config.Advertise, Weight: n.weight, MaxStreams: n.max}
+	b := beat{Node: n.name, Instance: n.instance, URL: n.opt.Config.Advertise, Weight: n.weight, MaxStreams: n.max,
+		SentMS: n.opt.wall().UnixMilli()}
 	if len(n.failed) > 0 {
 		b.Failed = map[string]string{}
 		for id, f := range n.failed {
@@ -301,42 +315,6 @@ func (n *Node) beatJSON() []byte {
 	n.mu.Unlock()
 	j, _ := json.Marshal(b)
 	return j
-}
-
-// watch applies a bucket's current values, then its updates in the background.
-func (n *Node) watch(ctx context.Context, kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry)) error {
-	w, err := kv.WatchAll(n.ctx)
-	if err != nil {
-		return fmt.Errorf("%w: watch %s: %v", ErrUnavailable, kv.Bucket(), err)
-	}
-	for {
-		select {
-		case e := <-w.Updates():
-			if e == nil { // the current values are in
-				n.wg.Add(1)
-				go func() {
-					defer n.wg.Done()
-					defer w.Stop()
-					for {
-						select {
-						case e := <-w.Updates():
-							if e != nil {
-								apply(e)
-								n.poke()
-							}
-						case <-n.ctx.Done():
-							return
-						}
-					}
-				}()
-				return nil
-			}
-			apply(e)
-		case <-ctx.Done():
-			w.Stop()
-			return fmt.Errorf("%w: watch %s: %v", ErrUnavailable, kv.Bucket(), ctx.Err())
-		}
-	}
 }
 
 func (n *Node) poke() {
@@ -384,6 +362,7 @@ func (n *Node) applyNode(e jetstream.KeyValueEntry) {
 	if e.Operation() != jetstream.KeyValuePut {
 		delete(n.nodes, e.Key())
 		delete(n.badURL, e.Key())
+		delete(n.badClock, e.Key())
 		return
 	}
 	var b beat
@@ -394,6 +373,7 @@ func (n *Node) applyNode(e jetstream.KeyValueEntry) {
 		n.fatal = fmt.Errorf("%w: %q: another instance writes its heartbeat (give each node its own name)", ErrDuplicateName, n.name)
 		n.log.Error(n.fatal.Error())
 	}
+	n.checkClockLocked(e, b)
 	if b.URL != "" && b.Node != n.name {
 		if err := checkPeerURL(b.URL); err != nil {
 			// Still live for placement; no call (and no client token) is forwarded there.
@@ -475,6 +455,9 @@ func (n *Node) beat() {
 	}
 	if err != nil {
 		n.log.Debug("cluster: heartbeat failed", "err", err)
+		if n.ctx.Err() == nil {
+			n.suspectStore() // a bucket gone answers "no response from stream"
+		}
 		return
 	}
 	n.mu.Lock()
@@ -501,6 +484,7 @@ func (n *Node) reconciler() {
 		case <-t.C:
 		case <-n.kick:
 		}
+		n.checkAndRecover()
 		n.reconcile()
 	}
 }
@@ -541,7 +525,7 @@ const (
 func (n *Node) plan() []action {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.isolated || n.fatal != nil {
+	if n.isolated || n.fatal != nil || n.stale {
 		return nil
 	}
 	now := time.Now()
@@ -723,6 +707,7 @@ func (n *Node) kill() {
 	n.cancel()
 	n.nc.Close()
 	n.wg.Wait()
+	n.watchWG.Wait()
 }
 
 // Name is this node's name.
@@ -738,6 +723,7 @@ func (n *Node) Close() error {
 func (n *Node) close() {
 	n.cancel()
 	n.wg.Wait()
+	n.watchWG.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), n.lease)
 	defer cancel()
 	n.mu.Lock()

@@ -281,17 +281,10 @@ func TestClusterLifecycle(t *testing.T) {
 		perNode[n]++
 	}
 	t.Logf("placement over 3 nodes: %v", perNode)
-	for _, n := range []*testNode{a, b, c} {
-		v := n.ClusterView()
-		if len(v.Nodes) != 3 || len(v.Streams) != 30 {
-			t.Fatalf("%s's view: %d nodes, %d streams", n.name, len(v.Nodes), len(v.Streams))
-		}
-		for _, s := range v.Streams {
-			if s.State != "running" {
-				t.Fatalf("%s's view: stream %s %s (owner %s, assigned %s)", n.name, s.ID, s.State, s.Owner, s.Assigned)
-			}
-		}
-	}
+	// Each node learns the others' owner keys through its watch, a moment after they start.
+	eventually(t, 10*time.Second, "every view: 3 nodes, 30 streams running", func() (bool, string) {
+		return converged([]*testNode{a, b, c}, ids)
+	})
 	// Per-stream calls are forwarded to the owner: every node knows it.
 	for _, id := range ids {
 		owner := w.where()[id]

@@ -23,8 +23,12 @@ type Stats struct {
 	Undeliverable uint64
 	// Dropped counts, by reason, records the outbox dropped before the sink had them.
 	Dropped [outbox.NumReasons]uint64
-	// Depth and DepthBytes are the undelivered records retained in the outbox and their size
-	// on disk; OldestAge is the age of the oldest (0 when none).
+	// Depth is the records pending for the sink: retained in the outbox after its cursor,
+	// plus those it holds in memory (read, being published) whose segment the outbox
+	// dropped meanwhile. DepthBytes is the retained ones' size on disk; OldestAge is the age
+	// of the oldest pending record (0 when none). For a sink that existed when the outbox was
+	// empty, Delivered + Undeliverable + Dropped (all reasons) + Depth = records appended
+	// since Init.
 	Depth      uint64
 	DepthBytes int64
 	OldestAge  time.Duration

@@ -17,6 +17,7 @@ var (
 	descClusterReg     = desc("cluster_registry_streams", "Streams of the cluster's registry by state: running (on its place), moving (handed over), unowned (placed, not started yet), pending (every live node at its cap).", "state")
 	descClusterSeen    = desc("cluster_node_last_seen_seconds", "Time since this node saw each node's last heartbeat.", "node")
 	descClusterChanges = desc("cluster_ownership_changes_total", "This node's ownership changes, by kind: started, start_failed, handed_over (stopped and released to the stream's new place), taken_over (from a dead node), fenced (stopped: the owner key moved).", "kind")
+	descClusterRebuilt = desc("cluster_store_recoveries_total", "Times this node rebuilt the cluster's JetStream buckets after NATS lost its store (owner keys, heartbeat and registry republished).")
 )
 
 // clusterKinds are the kinds of vinfer_cluster_ownership_changes_total, exported at 0 before
@@ -33,7 +34,7 @@ type clusterCollector struct{ c *atomic.Pointer[clusterRef] }
 
 // Describe implements prometheus.Collector.
 func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descClusterMember, descClusterNodes, descClusterStreams, descClusterReg, descClusterSeen, descClusterChanges} {
+	for _, d := range []*prometheus.Desc{descClusterMember, descClusterNodes, descClusterStreams, descClusterReg, descClusterSeen, descClusterChanges, descClusterRebuilt} {
 		ch <- d
 	}
 }
@@ -75,6 +76,7 @@ func (cc clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, k := range clusterKinds {
 		ch <- prometheus.MustNewConstMetric(descClusterChanges, prometheus.CounterValue, float64(v.Counters[k]), k)
 	}
+	ch <- prometheus.MustNewConstMetric(descClusterRebuilt, prometheus.CounterValue, float64(v.Counters["store_recovered"]))
 }
 
 // WatchCluster makes the scrape-time metrics read the node's view of its cluster

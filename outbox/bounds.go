@@ -58,14 +58,21 @@ func (o *Outbox) makeRoom(size int64, now time.Time) {
 	}
 }
 
-// drop removes a sealed segment for a reason, counting for each consumer the records it had
-// neither acknowledged nor read (records read and not acknowledged are the reader's to deliver).
+// drop removes a sealed segment for a reason. For each consumer, the records of s it had
+// neither acknowledged nor read are counted as dropped (Read skips them); those it had read and
+// not acknowledged stay the reader's, pending until acknowledged (see Consumer.hold). The
+// outbox-wide count is the most records any one consumer lost (all of them with no consumer).
 func (o *Outbox) drop(s *segment, r Reason, now time.Time) {
 	var lost uint64
 	if len(o.consumers) == 0 {
 		lost = s.count()
 	}
 	for _, c := range o.consumers {
+		if c.rseq > c.acked+1 {
+			if first, last := max(c.acked+1, s.base), min(c.rseq-1, s.last); first <= last {
+				c.hold(s, first, last, r)
+			}
+		}
 		if seen := c.seen(); seen < s.last {
 			n := s.last - max(seen, s.base-1)
 			c.dropped[r] += n

@@ -169,3 +169,112 @@ func TestDropEpisodes(t *testing.T) {
 		t.Fatalf("%d lines after the second episode", n)
 	}
 }
+
+// checkAccounts checks that a consumer's acknowledged, dropped and pending records add up to
+// what was appended.
+func checkAccounts(t *testing.T, c *Consumer, acked, appended uint64) ConsumerStats {
+	t.Helper()
+	st := c.Stats()
+	var dropped uint64
+	for _, n := range st.Dropped {
+		dropped += n
+	}
+	if acked+dropped+st.Records != appended {
+		t.Fatalf("acknowledged %d + dropped %d + pending %d != appended %d (%+v)", acked, dropped,
+			st.Records, appended, st)
+	}
+	return st
+}
+
+// dropFirst appends records until the oldest segment is dropped (DropOldest) and returns the
+// last sequence number it held.
+func dropFirst(t *testing.T, o *Outbox) uint64 {
+	t.Helper()
+	first := o.FirstSeq()
+	for o.FirstSeq() == first {
+		appendN(t, o, 1)
+	}
+	return o.FirstSeq() - 1
+}
+
+// TestDropWhileReading: the segment a Read is reading is dropped between its file read and its
+// return (driven by a hook at that point). The drop counted those records as not read, so Read
+// must not hand them out: it goes on at the oldest retained record, and every record is either
+// read or dropped, never both.
+func TestDropWhileReading(t *testing.T) {
+	o, _ := open(t, t.TempDir(), func(o *Outbox) { o.SegmentSize = 4096; o.MaxBytes = 16384 })
+	c, _ := o.Consumer("c")
+	appendN(t, o, 10)
+	var last uint64
+	o.readHook = func() {
+		if last == 0 {
+			last = dropFirst(t, o)
+		}
+	}
+	recs := readN(t, c, 5)
+	o.readHook = nil
+	appended := o.Stats().NextSeq - 1
+	if recs[0].Seq != last+1 {
+		t.Fatalf("read %d..%d after segment ..%d was dropped under the read", recs[0].Seq,
+			recs[len(recs)-1].Seq, last)
+	}
+	if st := checkAccounts(t, c, 0, appended); st.Dropped[ReasonFull] != last || st.Held != 0 {
+		t.Fatalf("dropped %d, want %d (%+v)", st.Dropped[ReasonFull], last, st)
+	}
+	rest := readAll(t, c, int(appended-last-5))
+	if err := c.Ack(rest[len(rest)-1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	if st := checkAccounts(t, c, appended-last, appended); st.Records != 0 {
+		t.Fatalf("%+v", st)
+	}
+}
+
+// TestDropHeld: records read and not acknowledged whose segment is dropped are pending (Held)
+// until acknowledged (delivered, not dropped) or given up by Rewind or Close (then dropped).
+func TestDropHeld(t *testing.T) {
+	for _, end := range []string{"ack", "partial-ack", "rewind", "close"} {
+		t.Run(end, func(t *testing.T) {
+			o, _ := open(t, t.TempDir(), func(o *Outbox) { o.SegmentSize = 4096; o.MaxBytes = 16384 })
+			c, _ := o.Consumer("c")
+			appendN(t, o, 10)
+			held := readAll(t, c, 5) // records 1..5, in the reader's hands
+			last := dropFirst(t, o)
+			appended := o.Stats().NextSeq - 1
+			st := checkAccounts(t, c, 0, appended)
+			if st.Held != 5 || st.Dropped[ReasonFull] != last-5 || !st.Oldest.Equal(held[0].Time) {
+				t.Fatalf("segment ..%d dropped while 1..5 held: %+v", last, st)
+			}
+			var acked uint64
+			switch end {
+			case "ack":
+				c.Ack(5)
+				acked = 5
+			case "partial-ack":
+				c.Ack(3)
+				acked = 3
+				if st := checkAccounts(t, c, acked, appended); st.Held != 2 {
+					t.Fatalf("after ack 3: %+v", st)
+				}
+				c.Ack(5)
+				acked = 5
+			case "rewind":
+				c.Rewind()
+			case "close":
+				c.Close()
+				var err error
+				if c, err = o.Consumer("c"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st = checkAccounts(t, c, acked, appended)
+			if want := last - acked; st.Held != 0 || st.Dropped[ReasonFull] != want {
+				t.Fatalf("after %s: dropped %d, want %d (%+v)", end, st.Dropped[ReasonFull], want, st)
+			}
+			// The next read starts at the oldest retained record either way.
+			if recs := readAll(t, c, 1); recs[0].Seq != last+1 {
+				t.Fatalf("after %s: read %d, want %d", end, recs[0].Seq, last+1)
+			}
+		})
+	}
+}

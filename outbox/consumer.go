@@ -27,8 +27,18 @@ type Consumer struct {
 	rseg         *segment
 	roff         int64 // offset of rseq in rseg
 	dropped      [NumReasons]uint64
+	held         []heldRun // read, not acknowledged, their segment dropped since (oldest first)
 	flushPending bool
 	flushTimer   *time.Timer
+}
+
+// heldRun is a run of consecutive records a consumer has read and not acknowledged whose
+// segment the bounds dropped: they are the reader's to deliver (pending) until acknowledged,
+// and dropped for reason if the reader gives them up (Rewind, Close).
+type heldRun struct {
+	first, last uint64
+	reason      Reason
+	time        int64 // append time of first, Unix ns
 }
 
 // Consumer opens the named consumer. A consumer never seen before (no cursor file) starts at
@@ -132,10 +142,15 @@ func (c *Consumer) Read(ctx context.Context, maxRecords, maxBytes int) ([]Record
 		s.refs++
 		o.mu.Unlock()
 		recs, end, err := s.read(off, limit, seq, maxRecords, maxBytes, MaxRecordLimit)
+		if o.readHook != nil {
+			o.readHook()
+		}
 		o.mu.Lock()
 		o.unref(s)
-		if c.rseg != s || c.rseq != seq || !c.open {
-			// Rewound or closed meanwhile: start over.
+		if c.rseg != s || c.rseq != seq || !c.open || s.removed {
+			// Rewound or closed meanwhile, or s dropped by the bounds while it was read: the
+			// drop counted these records as not read yet, so they are not handed out (else
+			// they would count as both dropped and delivered). Start over.
 			o.mu.Unlock()
 			continue
 		}
@@ -212,6 +227,7 @@ func (c *Consumer) Ack(seq uint64) error {
 		return nil
 	}
 	c.acked = seq
+	c.release(seq)
 	if o.CursorEvery < 0 {
 		o.mu.Unlock()
 		return c.Flush()
@@ -263,21 +279,72 @@ func (c *Consumer) Flush() error {
 	return nil
 }
 
-// Rewind makes the next Read start again after the last acknowledged record (or the oldest
-// retained one, when records read and not acknowledged were dropped meanwhile).
+// Rewind makes the next Read start again after the last acknowledged record. Records read and
+// not acknowledged whose segment the bounds dropped meanwhile are given up: counted as dropped
+// (their drop's reason) and skipped; the next Read starts at the oldest retained record after
+// the cursor.
 func (c *Consumer) Rewind() {
 	c.o.mu.Lock()
+	c.giveUp()
 	c.rseq, c.rseg = c.acked+1, nil
 	c.o.mu.Unlock()
 }
 
-// Close persists the cursor and closes the consumer; the name may be opened again.
+// hold notes that records first..last of s, read by c and not acknowledged, are dropped from
+// the log with s for reason r. Called with o.mu held, before s is removed.
+func (c *Consumer) hold(s *segment, first, last uint64, r Reason) {
+	if n := len(c.held); n > 0 && c.held[n-1].reason == r && c.held[n-1].last+1 == first {
+		c.held[n-1].last = last
+		return
+	}
+	t := s.firstTime
+	if first > s.base {
+		if off, err := s.offsetOf(first); err == nil {
+			if ft, err := s.timeAt(off); err == nil {
+				t = ft
+			}
+		}
+	}
+	c.held = append(c.held, heldRun{first: first, last: last, reason: r, time: t})
+}
+
+// release forgets the held records up to seq, now acknowledged. Called with o.mu held.
+func (c *Consumer) release(seq uint64) {
+	i := 0
+	for i < len(c.held) && c.held[i].last <= seq {
+		i++
+	}
+	c.held = append(c.held[:0], c.held[i:]...)
+	if len(c.held) > 0 && c.held[0].first <= seq {
+		c.held[0].first = seq + 1 // its time stays that of the run's first record: an upper bound
+	}
+}
+
+// giveUp counts the held records as dropped: the reader will not acknowledge them and the log
+// no longer has them. Called with o.mu held.
+func (c *Consumer) giveUp() {
+	if len(c.held) == 0 {
+		return
+	}
+	var n uint64
+	for _, h := range c.held {
+		c.dropped[h.reason] += h.last + 1 - h.first
+		n += h.last + 1 - h.first
+	}
+	c.held = c.held[:0]
+	c.o.Logger.Warn("outbox: records read and not acknowledged were dropped from the log; given up",
+		"dir", c.o.Dir, "consumer", c.name, "records", n)
+}
+
+// Close persists the cursor and closes the consumer (giving up held records as Rewind does);
+// the name may be opened again.
 func (c *Consumer) Close() error {
 	err := c.Flush()
 	if errors.Is(err, ErrClosed) {
 		err = nil
 	}
 	c.o.mu.Lock()
+	c.giveUp()
 	c.open = false
 	c.rseq, c.rseg = 0, nil
 	c.o.mu.Unlock()
@@ -293,6 +360,13 @@ func (c *Consumer) Stats() ConsumerStats {
 	if o.closed {
 		return st
 	}
+	for _, h := range c.held {
+		st.Records += h.last + 1 - h.first
+		st.Held += h.last + 1 - h.first
+	}
+	if len(c.held) > 0 {
+		st.Oldest = time.Unix(0, c.held[0].time)
+	}
 	for _, s := range o.segs {
 		if s.last <= c.acked || s.count() == 0 {
 			continue
@@ -305,7 +379,7 @@ func (c *Consumer) Stats() ConsumerStats {
 				continue
 			}
 		}
-		if st.Records == 0 {
+		if st.Oldest.IsZero() {
 			if t, err := s.timeAt(off); err == nil {
 				st.Oldest = time.Unix(0, t)
 			}

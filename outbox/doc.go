@@ -54,7 +54,15 @@
 // MaxBytes bounds the bytes of all segments, MaxAge the age of records. Both drop whole
 // segments, oldest first: a segment expires when its newest record is older than MaxAge. When an
 // Append would exceed MaxBytes, DropOldest (the default) drops the oldest segments, Reject
-// refuses the record with ErrFull. Every drop is counted per Reason, in Stats and per consumer
-// (the records that consumer had not acknowledged), and logged once per episode (a run of drops
-// of one reason with less than a minute between them).
+// refuses the record with ErrFull. Every drop is counted per Reason, in Stats and per consumer,
+// and logged once per episode (a run of drops of one reason with less than a minute between
+// them).
+//
+// Per consumer a record is counted exactly once: acknowledged, dropped or pending
+// (ConsumerStats.Records). A dropped segment counts as dropped the records the consumer had not
+// read; a Read whose segment is dropped while it reads the file hands out none of them (it
+// goes on at the next retained record). Records read and not acknowledged when their segment
+// is dropped stay the reader's (ConsumerStats.Held, pending): acknowledged, they are delivered;
+// given up by Rewind or Close, they are counted dropped then. A crash loses held records: the
+// log no longer has them and the next process's counters start at zero.
 package outbox

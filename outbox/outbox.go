@@ -53,6 +53,7 @@ type Outbox struct {
 	Logger *slog.Logger
 
 	now      func() time.Time
+	readHook func() // tests: called by Read between its file read and taking the mutex again
 	lockFile *os.File
 	done     chan struct{}
 

@@ -44,7 +44,8 @@ type Stats struct {
 	Syncs    uint64 // fsyncs of segment data since Init
 	// Dropped counts records dropped since Init by reason: a dropped segment counts the
 	// records some known consumer had neither read nor acknowledged (all of them when there
-	// is no consumer).
+	// is no consumer). Records a reader gives up later (ConsumerStats.Held at Rewind or
+	// Close) count in that consumer's Dropped only.
 	Dropped [NumReasons]uint64
 	// Truncations and TruncatedBytes count the segments cut at Init (torn or corrupt tails).
 	Truncations    int
@@ -55,12 +56,20 @@ type Stats struct {
 type ConsumerStats struct {
 	Acked     uint64 // last sequence number acknowledged
 	Persisted uint64 // last sequence number in the cursor file
-	// Records and Bytes are the undelivered (unacknowledged) records retained and their
-	// encoded size.
+	// Records are the records pending for this consumer: neither acknowledged nor counted
+	// dropped. They are the retained records after the cursor plus Held. Bytes is the
+	// encoded size of the retained ones.
 	Records uint64
 	Bytes   int64
-	// Oldest is the append time of the oldest undelivered record (zero when none).
+	// Held counts the records read and not acknowledged whose segment the bounds dropped
+	// since: the reader still has them (pending); acknowledged they leave Records, given up
+	// (Rewind, Close) they are counted in Dropped.
+	Held uint64
+	// Oldest is the append time of the oldest pending record (zero when none; for held
+	// records partly acknowledged, that of the first record of their run).
 	Oldest time.Time
-	// Dropped counts, by reason, records dropped since Init before this consumer read them.
+	// Dropped counts, by reason, records dropped since Init that this consumer did not
+	// have: dropped before it read them, or held and given up. For a consumer that existed
+	// when the outbox was empty, acknowledged + Dropped + Records = appended.
 	Dropped [NumReasons]uint64
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"time"
 
 	"github.com/bluenviron/gortsplib/v5/pkg/format"
 	"github.com/bluenviron/gortsplib/v5/pkg/format/rtph264"
@@ -75,17 +76,27 @@ func (p *packetizer) packets(au *media.AccessUnit) ([]*pionrtp.Packet, error) {
 	return pkts, nil
 }
 
+// ssrc returns the stream's SSRC (the encoder draws one when none was given).
+func (p *packetizer) ssrc() uint32 {
+	if p.h264 != nil {
+		return *p.h264.SSRC
+	}
+	return *p.h265.SSRC
+}
+
 func random32() uint32 {
 	var b [4]byte
 	rand.Read(b[:])
 	return binary.BigEndian.Uint32(b[:])
 }
 
-// rtpTarget sends RTP over UDP to rtp://host:port[?pt=96][&ssrc=N]. Parameter sets travel
-// in-band before every key frame, so the receiver needs only the codec.
+// rtpTarget sends RTP over UDP to rtp://host:port[?pt=96][&ssrc=N], and RTCP sender reports
+// to port+1 (RFC 3550 §11; none when port is 65535). Parameter sets travel in-band before
+// every key frame, so the receiver needs only the codec.
 type rtpTarget struct {
 	conn *net.UDPConn
 	p    *packetizer
+	rtcp *reporter // nil: no RTCP port
 	buf  []byte
 }
 
@@ -115,7 +126,14 @@ func newRTPTarget(u *url.URL, c media.Codec) (*rtpTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rtpTarget{conn: conn, p: p}, nil
+	t := &rtpTarget{conn: conn, p: p}
+	if ra.Port < 65535 {
+		if t.rtcp, err = newReporter(&net.UDPAddr{IP: ra.IP, Port: ra.Port + 1, Zone: ra.Zone}, p.ssrc(), p.ts0); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 func (t *rtpTarget) write(au *media.AccessUnit) error {
@@ -129,14 +147,30 @@ func (t *rtpTarget) write(au *media.AccessUnit) error {
 		}
 		// A receiver not listening yet answers with ICMP port unreachable, which a later
 		// write reports: a camera keeps sending regardless.
-		if _, err := t.conn.Write(t.buf); err != nil && !isRefused(err) {
+		_, err := t.conn.Write(t.buf)
+		if err != nil && !isRefused(err) {
 			return fmt.Errorf("rtp: %w", err)
 		}
+		if err == nil && t.rtcp != nil {
+			t.rtcp.sent(k)
+		}
 	}
-	return nil
+	if t.rtcp == nil || len(pkts) == 0 {
+		return nil
+	}
+	return t.rtcp.wrote(au.DTS, time.Now())
 }
 
-func (t *rtpTarget) close() error { return t.conn.Close() }
+func (t *rtpTarget) close() error {
+	var err error
+	if t.rtcp != nil {
+		err = t.rtcp.close()
+	}
+	if cerr := t.conn.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // marshal writes k into *buf, growing it when needed.
 func marshal(k *pionrtp.Packet, buf *[]byte) error {

@@ -6,7 +6,8 @@
 // The file is read by source/file (Annex-B access units with parameter sets before every key
 // frame, timestamps continued across loops) and paced by its DTS (file.Pacer). Packetization:
 // RFC 6184 / RFC 7798 through gortsplib's encoders; GB/T 28181-2016 Annex C program streams
-// through source/gb28181/ps.
+// through source/gb28181/ps. Plain RTP comes with RTCP sender reports (RFC 3550 §6.4.1) on
+// the next port, for a receiver's wall-clock mapping (reporter).
 package send
 
 import (

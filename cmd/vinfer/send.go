@@ -21,8 +21,10 @@ func sendCmd(args []string) error {
 	level := fs.String("log-level", "info", "debug|info|warn|error")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: vinfer send [--once] [--serve] FILE URL
-  Streams FILE's H.264/H.265 video, looping, at its own frame rate, to URL:
-    rtp://HOST:PORT[?pt=96][&ssrc=N]            RTP over UDP, parameter sets in-band
+  Streams FILE's H.264/H.265 video (MP4, MKV, MPEG-TS or raw .h264/.h265), looping,
+  at its own frame rate, to URL:
+    rtp://HOST:PORT[?pt=96][&ssrc=N]            RTP over UDP, parameter sets in-band;
+                                                RTCP sender reports to PORT+1 every second
     rtsp://[user:pass@]HOST[:PORT]/PATH[?transport=tcp|udp]
                                                 publish to an RTSP server (ANNOUNCE/RECORD)
     --serve rtsp://HOST:PORT/PATH[?rtp_port=N]  serve it as an RTSP server (TCP; UDP with rtp_port); rtsp:// only

@@ -116,6 +116,9 @@ func TestClusterWeb(t *testing.T) {
 	if got := metric(t, a.url, `vinfer_cluster_ownership_changes_total{kind="started"}`); got < float64(n[a.name]) {
 		t.Errorf("node-a counted %v started streams, runs %d", got, n[a.name])
 	}
+	if got := metric(t, a.url, `vinfer_cluster_store_recoveries_total`); got != 0 {
+		t.Errorf("vinfer_cluster_store_recoveries_total = %v on a cluster whose store was never lost, want 0", got)
+	}
 
 	// The page on node-a: both nodes live, each with its streams; each card tagged with its node.
 	if err := chromedp.Do(ctx,

@@ -51,7 +51,7 @@ type Source struct {
 	Path string
 	// Loop restarts at the beginning at the end of the file instead of returning io.EOF. PTS and
 	// DTS keep increasing across restarts: each pass is offset by the length of the previous
-	// ones (last PTS plus one frame duration).
+	// ones (last PTS plus one frame duration). Raw Annex-B streams loop too (rewind).
 	Loop bool
 	// Roots, when not nil, are the directories the file must lie in (symlinks resolved).
 	Roots []string
@@ -364,12 +364,8 @@ func (s *Source) endOfFile() error {
 	if s.passAUs == 0 {
 		return fmt.Errorf("file %s: no video access unit to loop over", s.Path)
 	}
-	start := s.stream.StartTime()
-	if start == astiav.NoPtsValue {
-		start = 0
-	}
-	if err := s.fc.SeekFrame(s.index, start, astiav.NewSeekFlags(astiav.SeekFlagBackward)); err != nil {
-		return fmt.Errorf("file %s: seeking to the start to loop: %w", s.Path, err)
+	if err := s.rewind(); err != nil {
+		return err
 	}
 	if s.bsf != nil {
 		// reopen the filter after its end of stream
@@ -379,6 +375,33 @@ func (s *Source) endOfFile() error {
 	s.offset += s.maxPTS + s.frameDur
 	s.passAUs = 0
 	s.loops.Add(1)
+	return nil
+}
+
+// rewind goes back to the first access unit of the file for the next pass. A container is
+// sought to the stream's start time. A raw Annex-B stream (h264/hevc demuxers, which have no
+// timestamps to seek to: FFmpeg refuses with EPERM) is rewound by byte position to the start
+// of its data, on the file opened at Init; FFmpeg then drops its parser state, so the next
+// pass parses from the first start code again. A container whose timestamp seek fails is
+// tried the same way before giving up.
+func (s *Source) rewind() error {
+	byteSeek := func() error {
+		return s.fc.SeekFrame(-1, 0, astiav.NewSeekFlags(astiav.SeekFlagByte, astiav.SeekFlagBackward))
+	}
+	if s.fc.InputFormat().Flags().Has(astiav.IOFormatFlagNotimestamps) {
+		if err := byteSeek(); err != nil {
+			return fmt.Errorf("file %s: rewinding the elementary stream to loop: %w", s.Path, err)
+		}
+		return nil
+	}
+	start := s.stream.StartTime()
+	if start == astiav.NoPtsValue {
+		start = 0
+	}
+	err := s.fc.SeekFrame(s.index, start, astiav.NewSeekFlags(astiav.SeekFlagBackward))
+	if err != nil && byteSeek() != nil {
+		return fmt.Errorf("file %s: seeking to the start to loop: %w", s.Path, err)
+	}
 	return nil
 }
 

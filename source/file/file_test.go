@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,73 @@ func TestLoop(t *testing.T) {
 				lastDTS, maxPTS = au.DTS, max(maxPTS, au.PTS)
 				n++
 			}
+		})
+	}
+}
+
+// rawStream remuxes the first frames (0: all) of a repository clip into a raw Annex-B
+// elementary stream (name ends in .h264 or .h265) with ffmpeg, which puts the parameter sets
+// in-band (h264_mp4toannexb / hevc_mp4toannexb).
+func rawStream(t *testing.T, clip, name string, frames int) string {
+	t.Helper()
+	ffmpeg := sourcetest.Tool(t, "ffmpeg")
+	path := filepath.Join(t.TempDir(), name)
+	args := []string{"-v", "error", "-nostdin", "-i", sourcetest.Asset(t, "videos/"+clip), "-map", "0:v:0", "-c", "copy"}
+	if frames > 0 {
+		args = append(args, "-frames:v", strconv.Itoa(frames))
+	}
+	args = append(args, "-f", map[string]string{".h264": "h264", ".h265": "hevc"}[filepath.Ext(name)], path)
+	if out, err := exec.Command(ffmpeg, args...).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, out)
+	}
+	return path
+}
+
+// TestLoopRaw: a raw Annex-B stream (no container, no timestamps, not seekable by time)
+// loops: three passes give three times the file's access units, each pass the same units as
+// the first, starting with a key frame, with PTS and DTS strictly increasing across passes
+// at the stream's frame rate.
+func TestLoopRaw(t *testing.T) {
+	for _, c := range []struct{ clip, name string }{
+		{"car-detection.mp4", "clip.h264"},
+		{"person-bicycle-car_hevc.mp4", "clip.h265"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := rawStream(t, c.clip, c.name, 0)
+			ref := readAll(t, path)
+			s := &Source{Path: path, Loop: true}
+			if err := s.Init(); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			frameDur := time.Duration(float64(time.Second) / s.Info().FrameRate)
+			var lastPTS, lastDTS time.Duration
+			for i := range 3 * len(ref) {
+				au, err := s.Read(context.Background())
+				if err != nil {
+					t.Fatalf("au %d: %v", i, err)
+				}
+				pass, k := i/len(ref), i%len(ref)
+				if s.Loops() != pass {
+					t.Fatalf("au %d: %d loops, want %d (the file has %d access units)", i, s.Loops(), pass, len(ref))
+				}
+				if k == 0 && !au.Key {
+					t.Fatalf("pass %d starts without a key frame", pass)
+				}
+				if !sameNALUs(au.Data, ref[k]) {
+					t.Fatalf("pass %d: access unit %d differs from the first pass's", pass, k)
+				}
+				if i > 0 {
+					if au.PTS <= lastPTS || au.DTS <= lastDTS {
+						t.Fatalf("au %d (pass %d): PTS %v DTS %v after %v %v", i, pass, au.PTS, au.DTS, lastPTS, lastDTS)
+					}
+					if d := au.DTS - lastDTS; d < frameDur-time.Microsecond || d > frameDur+time.Microsecond {
+						t.Fatalf("au %d (pass %d): DTS step %v, want one frame (%v)", i, pass, d, frameDur)
+					}
+				}
+				lastPTS, lastDTS = au.PTS, au.DTS
+			}
+			t.Logf("%d access units a pass, 3 passes, last PTS %v", len(ref), lastPTS)
 		})
 	}
 }
@@ -460,36 +528,47 @@ func BenchmarkRead(b *testing.B) {
 
 // TestRealtime: with Realtime a looping file is a stand-in camera: live, and read no faster
 // than its timestamps (a lower bound only: a loaded machine may be slower, never faster).
+// A raw Annex-B stream of 8 frames is paced the same way across its loops.
 func TestRealtime(t *testing.T) {
-	s := &Source{Path: sourcetest.Asset(t, "videos/car-detection.mp4"), Loop: true, Realtime: true} // 12.5 fps
-	if err := s.Init(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if !s.Live() || (&Source{}).Live() {
-		t.Fatal("Live should follow Realtime")
-	}
-	start := time.Now()
-	var first, last time.Duration
-	for i := range 20 {
-		au, err := s.Read(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			first = au.DTS
-		}
-		last = au.DTS
-	}
-	took, span := time.Since(start), last-first
-	if span < 1500*time.Millisecond || took < span {
-		t.Fatalf("20 access units spanning %v read in %v", span, took)
-	}
-	t.Logf("20 access units spanning %v read in %v", span, took)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := s.Read(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Read with a cancelled context: %v", err)
+	for _, name := range []string{"car-detection.mp4", "car-8.h264"} {
+		t.Run(name, func(t *testing.T) {
+			var path string
+			if filepath.Ext(name) == ".h264" {
+				path = rawStream(t, "car-detection.mp4", name, 8)
+			} else {
+				path = sourcetest.Asset(t, "videos/"+name)
+			}
+			s := &Source{Path: path, Loop: true, Realtime: true} // 12.5 fps
+			if err := s.Init(); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if !s.Live() || (&Source{}).Live() {
+				t.Fatal("Live should follow Realtime")
+			}
+			start := time.Now()
+			var first, last time.Duration
+			for i := range 20 {
+				au, err := s.Read(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					first = au.DTS
+				}
+				last = au.DTS
+			}
+			took, span := time.Since(start), last-first
+			if span < 1500*time.Millisecond || took < span {
+				t.Fatalf("20 access units spanning %v read in %v (%d loops)", span, took, s.Loops())
+			}
+			t.Logf("20 access units spanning %v read in %v (%d loops)", span, took, s.Loops())
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if _, err := s.Read(ctx); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Read with a cancelled context: %v", err)
+			}
+		})
 	}
 }
 
