@@ -13,6 +13,7 @@ import (
 	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/config"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -150,9 +151,10 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	if err != nil {
 		return err
 	}
+	var cpu *preprocess.CPU // the stream's own preprocessor, closed with it
 	if cfg.Preprocessor == nil && !cfg.OnGPU() {
-		cpu, err := preprocess.NewCPU(m.spec)
-		if err != nil {
+		cpu = &preprocess.CPU{Spec: m.spec, Workers: prepSplit()}
+		if err := cpu.Init(); err != nil {
 			return fmt.Errorf("model %s: %w", cfg.Model, err)
 		}
 		cfg.Preprocessor = cpu
@@ -164,7 +166,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	if sc != nil {
 		sc.warn = p.log
 	}
-	st := &stream{scene: sc, cfg: cfg, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
+	st := &stream{scene: sc, cfg: cfg, ownPre: cpu, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
 	st.q.background = !cfg.Source.Live()
@@ -206,7 +208,16 @@ func (s *stream) finish() {
 		}
 	}
 	s.cfg.Source.Close()
+	if s.ownPre != nil {
+		s.ownPre.Close()
+	}
 }
+
+// prepSplit is how many goroutines preprocess one host frame (preprocess.CPU.Workers): a
+// quarter of GOMAXPROCS, at least 1. A model's frames are preprocessed at batch time, one
+// goroutine per batch item, so on a large machine a batch of one would otherwise prepare
+// frames on one core while inference waits; on a small one inference keeps its cores.
+func prepSplit() int { return max(1, runtime.GOMAXPROCS(0)/4) }
 
 func (p *Pipeline) loadEngines(name string, depth int) error {
 	if _, err := p.opts.Models.Engine(name, -1); err != nil {

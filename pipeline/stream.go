@@ -70,7 +70,8 @@ type stream struct {
 	stats  *StreamStats
 	q      *queue
 	sched  *scheduler
-	prepMu sync.Mutex // held around cfg.Preprocessor.Run (items of one batch prepare in parallel)
+	prepMu sync.Mutex      // held around cfg.Preprocessor.Run (items of one batch prepare in parallel)
+	ownPre *preprocess.CPU // the preprocessor the pipeline made for the stream (nil: the caller's)
 	p      *Pipeline
 
 	cancel context.CancelFunc
