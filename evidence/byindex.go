@@ -218,8 +218,9 @@ func spanOf(q Query) span {
 	return s
 }
 
-// walk calls f with the id of each key in s, newest first, until f returns false.
-func (s span) walk(tx *bolt.Tx, f func(id event.ID) bool) {
+// walk calls f with the id of each key in s, newest first, until f returns false; v is the
+// row when s is in the events bucket, else nil.
+func (s span) walk(tx *bolt.Tx, f func(id event.ID, v []byte) bool) {
 	b := tx.Bucket(s.bucket)
 	if s.empty || b == nil {
 		return
@@ -231,22 +232,26 @@ func (s span) walk(tx *bolt.Tx, f func(id event.ID) bool) {
 		end = prefixEnd(s.prefix)
 	}
 	cur := b.Cursor()
-	k, _ := cur.Last()
+	k, v := cur.Last()
 	if end != nil {
-		if k, _ = cur.Seek(end); k == nil {
-			k, _ = cur.Last()
+		if k, v = cur.Seek(end); k == nil {
+			k, v = cur.Last()
 		} else {
-			k, _ = cur.Prev()
+			k, v = cur.Prev()
 		}
 	}
-	for ; k != nil; k, _ = cur.Prev() {
+	rows := len(s.prefix) == 0
+	for ; k != nil; k, v = cur.Prev() {
 		if len(k) != len(s.prefix)+len(event.ID{}) || !bytes.HasPrefix(k, s.prefix) ||
 			(s.lo != nil && bytes.Compare(k, s.lo) < 0) {
 			return
 		}
 		var id event.ID
 		copy(id[:], k[len(s.prefix):])
-		if !f(id) {
+		if !rows {
+			v = nil
+		}
+		if !f(id, v) {
 			return
 		}
 	}

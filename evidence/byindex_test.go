@@ -247,7 +247,8 @@ func TestIndexByBuilt(t *testing.T) {
 	}
 }
 
-// TestIndexByReplace: a row stored again under another stream and type moves in the by bucket.
+// TestIndexByReplace: a row stored again under another stream and type moves in the by bucket;
+// its clip is listed with it.
 func TestIndexByReplace(t *testing.T) {
 	x := testIndex(t)
 	rows := randomRows(rand.New(rand.NewPCG(5, 6)), 20, 2, 100, `{}`)
@@ -261,6 +262,14 @@ func TestIndexByReplace(t *testing.T) {
 	for _, q := range []Query{{Stream: "cam00"}, {Stream: "cam01"}, {Stream: "elsewhere"}, {Type: "track.end"},
 		{Type: "line.cross"}, {Stream: "elsewhere", Type: "track.end"}} {
 		checkPages(t, x, rows, q)
+	}
+	// a row's clip comes with it
+	if err := x.putClip(&Clip{ID: rows[7].ID, Stream: "elsewhere", Events: []event.ID{rows[7].ID}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, clips, _, err := x.list(Query{Stream: "elsewhere"})
+	if err != nil || len(got) != 1 || clips[0] == nil || clips[0].ID != rows[7].ID {
+		t.Fatalf("list of the clip's stream: %d rows, clips %v, %v", len(got), clips, err)
 	}
 }
 
@@ -342,14 +351,7 @@ func listScan(x *index, q Query) (rows []Row, clips []*Clip, more bool, err erro
 				more = true
 				break
 			}
-			var c *Clip
-			if cv := cb.Get(r.Clip[:]); cv != nil {
-				c = new(Clip)
-				if json.Unmarshal(cv, c) != nil {
-					c = nil
-				}
-			}
-			rows, clips = append(rows, r), append(clips, c)
+			rows, clips = append(rows, r), append(clips, clipIn(cb, r.Clip))
 		}
 		return nil
 	})

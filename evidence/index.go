@@ -197,9 +197,12 @@ func (x *index) list(q Query) (rows []Row, clips []*Clip, more bool, err error) 
 	q.Limit = min(q.Limit, 1000)
 	err = x.db.View(func(tx *bolt.Tx) error {
 		eb, cb := tx.Bucket(bucketEvents), tx.Bucket(bucketClips)
-		spanOf(q).walk(tx, func(id event.ID) bool {
+		spanOf(q).walk(tx, func(id event.ID, v []byte) bool {
+			if v == nil {
+				v = eb.Get(id[:])
+			}
 			var r Row
-			if v := eb.Get(id[:]); v == nil || json.Unmarshal(v, &r) != nil {
+			if v == nil || json.Unmarshal(v, &r) != nil {
 				return true
 			}
 			if (q.Stream != "" && r.Stream != q.Stream) || (q.Type != "" && r.Type != q.Type) {
@@ -209,19 +212,25 @@ func (x *index) list(q Query) (rows []Row, clips []*Clip, more bool, err error) 
 				more = true
 				return false
 			}
-			var c *Clip
-			if cv := cb.Get(r.Clip[:]); cv != nil {
-				c = new(Clip)
-				if json.Unmarshal(cv, c) != nil {
-					c = nil
-				}
-			}
-			rows, clips = append(rows, r), append(clips, c)
+			rows, clips = append(rows, r), append(clips, clipIn(cb, r.Clip))
 			return true
 		})
 		return nil
 	})
 	return rows, clips, more, err
+}
+
+// clipIn returns clip id from the clips bucket b (nil when absent or unreadable).
+func clipIn(b *bolt.Bucket, id event.ID) *Clip {
+	v := b.Get(id[:])
+	if v == nil {
+		return nil
+	}
+	c := new(Clip)
+	if json.Unmarshal(v, c) != nil {
+		return nil
+	}
+	return c
 }
 
 // clips returns every clip, oldest first.
