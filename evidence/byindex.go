@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -134,13 +135,20 @@ func byBuild(db *bolt.DB) error {
 			if from != nil {
 				k, v = cur.Seek(from)
 			}
+			// Put in key order: bbolt holds a transaction's keys in nodes that split only at
+			// commit, so inserting out of order into a large one moves its tail each time.
+			var keys [][]byte
 			for n := 0; k != nil && n < byBatch; k, v = cur.Next() {
 				var id event.ID
 				copy(id[:], k)
-				if err := byStored(id, v, func(k []byte) error { return by.Put(k, []byte{}) }); err != nil {
+				_ = byStored(id, v, func(k []byte) error { keys = append(keys, bytes.Clone(k)); return nil })
+				n++
+			}
+			slices.SortFunc(keys, bytes.Compare)
+			for _, k := range keys {
+				if err := by.Put(k, []byte{}); err != nil {
 					return err
 				}
-				n++
 			}
 			if k == nil {
 				from = nil

@@ -389,7 +389,8 @@ const benchPayload = `{"id":"01JNX7Q2M8C3Z5V6W7Y8Z9ABCD","type":"line.cross","st
 
 // BenchmarkIndexList lists pages of a store of 100 000 events over 50 streams (a week, one
 // every 6 s; 1 % zone.loiter) through list (by bucket) and listScan (the scan it replaced),
-// side by side: go test -run XXX -bench IndexList ./evidence
+// side by side, and the by bucket built from scratch (an older index.db at open):
+// go test -run XXX -bench IndexList -benchmem ./evidence
 func BenchmarkIndexList(b *testing.B) {
 	const n, streams = 100000, 50
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -433,4 +434,15 @@ func BenchmarkIndexList(b *testing.B) {
 			})
 		}
 	}
+	// Opening an index.db from before the by bucket: the whole store indexed once.
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			if err := x.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketBy) }); err != nil {
+				b.Fatal(err)
+			}
+			if err := byBuild(x.db); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
