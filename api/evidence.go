@@ -14,7 +14,7 @@ import (
 // Evidence routes (docs/evidence.md). /api/events is the live SSE stream, so the recorded
 // events live under /api/evidence:
 //
-//	GET /api/evidence?stream=&type=&since=&limit=&cursor=   recorded events, newest first, paged
+//	GET /api/evidence?stream=&type=&since=&until=&limit=&cursor=   recorded events, newest first, paged
 //	GET /api/evidence/{id}                                  one event with its clip's state
 //	GET /api/evidence/{id}/clip.mp4                         the clip (range requests: seekable)
 //	GET /api/evidence/{id}/snapshot.jpg                     the track's best frame (?boxes=1: box drawn)
@@ -35,14 +35,14 @@ func (s *Server) evidenceRoutes(mux *http.ServeMux, api func(string, http.Handle
 }
 
 // recordedOr serves GET /api/events as the recorded events' list (as GET /api/evidence) when
-// the query pages (limit, since or cursor) or the client asks for JSON and not for an event
+// the query pages (limit, since, until or cursor) or the client asks for JSON and not for an event
 // stream; otherwise as live, the Server-Sent Events stream (EventSource sends Accept:
 // text/event-stream and none of those parameters).
 func (s *Server) recordedOr(live http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		accept := r.Header.Get("Accept")
-		if q.Has("limit") || q.Has("since") || q.Has("cursor") ||
+		if q.Has("limit") || q.Has("since") || q.Has("until") || q.Has("cursor") ||
 			(strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/event-stream")) {
 			s.listEvidence(w, r)
 			return
@@ -60,12 +60,31 @@ func (s *Server) evidenceOff(w http.ResponseWriter) bool {
 	return true
 }
 
-// since bounds in Unix seconds: 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z (beyond them
+// since and until bounds in Unix seconds: 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z (beyond them
 // time.Unix overflows or the RFC 3339 form breaks).
 const (
 	minSinceUnix = -62167219200
 	maxSinceUnix = 253402300799
 )
+
+// timeParam parses a list bound: an RFC 3339 time or Unix seconds, in years 0000..9999.
+func timeParam(v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		sec, err2 := strconv.ParseInt(v, 10, 64)
+		if err2 != nil {
+			return t, errors.New("give an RFC 3339 time (2026-03-01T12:00:00Z) or Unix seconds")
+		}
+		if sec < minSinceUnix || sec > maxSinceUnix {
+			return t, errors.New("Unix seconds must lie in years 0000..9999")
+		}
+		t = time.Unix(sec, 0)
+	}
+	if t.Year() < 0 || t.Year() > 9999 {
+		return t, errors.New("the time must lie in years 0000..9999")
+	}
+	return t, nil
+}
 
 func (s *Server) listEvidence(w http.ResponseWriter, r *http.Request) {
 	if s.evidenceOff(w) {
@@ -78,25 +97,16 @@ func (s *Server) listEvidence(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	eq := defs.EvidenceQuery{Stream: q.Get("stream"), Type: q.Get("type"), Cursor: q.Get("cursor"), Limit: limit}
-	if v := q.Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			sec, err2 := strconv.ParseInt(v, 10, 64)
-			if err2 != nil {
-				writeError(w, http.StatusBadRequest, "since %q: give an RFC 3339 time (2026-03-01T12:00:00Z) or Unix seconds", v)
+	for _, p := range []struct {
+		name string
+		t    *time.Time
+	}{{"since", &eq.Since}, {"until", &eq.Until}} {
+		if v := q.Get(p.name); v != "" {
+			if *p.t, err = timeParam(v); err != nil {
+				writeError(w, http.StatusBadRequest, "%s %q: %v", p.name, v, err)
 				return
 			}
-			if sec < minSinceUnix || sec > maxSinceUnix {
-				writeError(w, http.StatusBadRequest, "since %q: Unix seconds must lie in years 0000..9999", v)
-				return
-			}
-			t = time.Unix(sec, 0)
 		}
-		if t.Year() < 0 || t.Year() > 9999 {
-			writeError(w, http.StatusBadRequest, "since %q: the time must lie in years 0000..9999", v)
-			return
-		}
-		eq.Since = t
 	}
 	if eq.Cursor != "" && strings.Trim(eq.Cursor, "0") == "" {
 		writeError(w, http.StatusBadRequest, "cursor %q: the zero event id is no cursor (omit it for the first page)", eq.Cursor)

@@ -23,8 +23,8 @@ func (listOnly) EvidenceFile(string, defs.EvidenceFileKind) (*os.File, error) {
 	return nil, defs.ErrEvidenceNotFound
 }
 
-// TestEvidenceListParams: since beyond years 0000..9999 (Unix seconds that overflow
-// time.Unix) and the zero event id as cursor are 400s naming the parameter.
+// TestEvidenceListParams: since or until beyond years 0000..9999 (Unix seconds that overflow
+// time.Unix) and the zero event id as cursor are 400s naming the parameter; until is passed on.
 func TestEvidenceListParams(t *testing.T) {
 	var got defs.EvidenceQuery
 	e := startWith(t, "", nil, func(s *api.Server) { s.Evidence = listOnly{&got} })
@@ -39,6 +39,10 @@ func TestEvidenceListParams(t *testing.T) {
 		{"since=253402300800", 400, "since"},
 		{"since=9223372036854775807", 400, "since"},
 		{"since=-9223372036854775808", 400, "since"},
+		{"until=2026-03-01T12:00:00.5Z", 200, ""},
+		{"since=1700000000&until=1700000060", 200, ""},
+		{"until=253402300800", 400, "until"},
+		{"until=yesterday", 400, "until"},
 		{"cursor=01ARZ3NDEKTSV4RRFFQ69G5FAV", 200, ""},
 		{"cursor=00000000000000000000000000", 400, "cursor"},
 	}
@@ -48,8 +52,11 @@ func TestEvidenceListParams(t *testing.T) {
 		if c.code == 400 && !strings.Contains(er.Error, c.param) {
 			t.Errorf("%s: error %q does not name %s", c.query, er.Error, c.param)
 		}
-		if c.code == 200 && !got.Since.IsZero() && got.Since.Year() > 9999 {
-			t.Errorf("%s: since %v", c.query, got.Since)
+		if c.code == 200 && (got.Since.Year() > 9999 || got.Until.Year() > 9999) {
+			t.Errorf("%s: since %v, until %v", c.query, got.Since, got.Until)
+		}
+		if c.code == 200 && strings.Contains(c.query, "until=") && got.Until.IsZero() {
+			t.Errorf("%s: until not passed on", c.query)
 		}
 	}
 }

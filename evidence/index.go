@@ -1,7 +1,6 @@
 package evidence
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,8 @@ import (
 // The index is one bbolt file (a B+tree in a single file, copy-on-write with an fsync per
 // transaction, so a crash leaves the last committed state). Two buckets, keyed by the 16 bytes
 // of a ULID so keys sort by time: events (one Row per recorded event) and clips (one Clip per
-// file written, named by its first event's id).
+// file written, named by its first event's id); a third, by, indexes the events by stream and
+// type (byindex.go).
 var (
 	bucketEvents = []byte("events")
 	bucketClips  = []byte("clips")
@@ -95,6 +95,9 @@ func openIndex(path string) (*index, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = byBuild(db)
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("index %s: %w", path, err)
@@ -112,11 +115,14 @@ func put(b *bolt.Bucket, id event.ID, v any) error {
 	return b.Put(id[:], buf)
 }
 
-// putRows stores event rows.
+// putRows stores event rows and their entries in the by bucket.
 func (x *index) putRows(rows []Row) error {
 	return x.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketEvents)
+		b, by := tx.Bucket(bucketEvents), tx.Bucket(bucketBy)
 		for i := range rows {
+			if err := byPut(by, &rows[i], b.Get(rows[i].ID[:])); err != nil {
+				return err
+			}
 			if err := put(b, rows[i].ID, &rows[i]); err != nil {
 				return err
 			}
@@ -172,62 +178,59 @@ func (x *index) row(id event.ID) (Row, *Clip, error) {
 type Query struct {
 	// Stream and Type, when set, must match.
 	Stream, Type string
-	// Since keeps events at or after it; Before (a cursor: the last id of the previous page)
-	// those strictly before it.
-	Since  time.Time
-	Before event.ID
+	// Since keeps events at or after it, Until those before it (zero: no bound); Before (a
+	// cursor: the last id of the previous page) those strictly before it. Times compare at
+	// the millisecond of the event's id.
+	Since, Until time.Time
+	Before       event.ID
 	// Limit is the page size (1…1000, default 100).
 	Limit int
 }
 
-// list returns a page of rows with their clips, and whether more follow.
+// list returns a page of rows with their clips, and whether more follow. It reads the rows it
+// returns and one more, found through the by bucket (or the events bucket without a stream or
+// type): O(log n + limit) whatever the filter.
 func (x *index) list(q Query) (rows []Row, clips []*Clip, more bool, err error) {
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}
 	q.Limit = min(q.Limit, 1000)
 	err = x.db.View(func(tx *bolt.Tx) error {
-		cur := tx.Bucket(bucketEvents).Cursor()
-		cb := tx.Bucket(bucketClips)
-		var k, v []byte
-		if q.Before.IsZero() {
-			k, v = cur.Last()
-		} else {
-			k, v = cur.Seek(q.Before[:])
-			if k == nil {
-				k, v = cur.Last()
+		eb, cb := tx.Bucket(bucketEvents), tx.Bucket(bucketClips)
+		spanOf(q).walk(tx, func(id event.ID, v []byte) bool {
+			if v == nil {
+				v = eb.Get(id[:])
 			}
-			for k != nil && bytes.Compare(k, q.Before[:]) >= 0 {
-				k, v = cur.Prev()
-			}
-		}
-		for ; k != nil; k, v = cur.Prev() {
 			var r Row
-			if err := json.Unmarshal(v, &r); err != nil {
-				continue
-			}
-			if !q.Since.IsZero() && r.ID.Time().Before(q.Since) {
-				break // ids sort by time
+			if v == nil || json.Unmarshal(v, &r) != nil {
+				return true
 			}
 			if (q.Stream != "" && r.Stream != q.Stream) || (q.Type != "" && r.Type != q.Type) {
-				continue
+				return true // (the by bucket names only rows that match)
 			}
 			if len(rows) == q.Limit {
 				more = true
-				break
+				return false
 			}
-			var c *Clip
-			if cv := cb.Get(r.Clip[:]); cv != nil {
-				c = new(Clip)
-				if json.Unmarshal(cv, c) != nil {
-					c = nil
-				}
-			}
-			rows, clips = append(rows, r), append(clips, c)
-		}
+			rows, clips = append(rows, r), append(clips, clipIn(cb, r.Clip))
+			return true
+		})
 		return nil
 	})
 	return rows, clips, more, err
+}
+
+// clipIn returns clip id from the clips bucket b (nil when absent or unreadable).
+func clipIn(b *bolt.Bucket, id event.ID) *Clip {
+	v := b.Get(id[:])
+	if v == nil {
+		return nil
+	}
+	c := new(Clip)
+	if json.Unmarshal(v, c) != nil {
+		return nil
+	}
+	return c
 }
 
 // clips returns every clip, oldest first.
@@ -259,11 +262,12 @@ func (x *index) markGone(cs []*Clip, why string) error {
 	})
 }
 
-// dropBefore deletes the rows and clip records older than t, and the oldest rows beyond
-// maxRows; it returns how many rows went.
+// dropBefore deletes the rows (with their by entries) and clip records older than t, and the
+// oldest rows beyond maxRows; it returns how many rows went.
 func (x *index) dropBefore(t time.Time, maxRows int) (int, error) {
 	n := 0
 	err := x.db.Update(func(tx *bolt.Tx) error {
+		by := tx.Bucket(bucketBy)
 		for _, name := range [][]byte{bucketEvents, bucketClips} {
 			b := tx.Bucket(name)
 			extra := 0
@@ -271,19 +275,22 @@ func (x *index) dropBefore(t time.Time, maxRows int) (int, error) {
 				extra = b.Stats().KeyN - maxRows
 			}
 			cur := b.Cursor()
-			for k, _ := cur.First(); k != nil; k, _ = cur.First() {
+			for k, v := cur.First(); k != nil; k, v = cur.First() {
 				var id event.ID
 				copy(id[:], k)
 				if !(id.Time().Before(t) || extra > 0) {
 					break
 				}
+				if name[0] == 'e' {
+					if err := byStored(id, v, by.Delete); err != nil {
+						return err
+					}
+					n++
+				}
 				if err := cur.Delete(); err != nil {
 					return err
 				}
 				extra--
-				if name[0] == 'e' {
-					n++
-				}
 			}
 		}
 		return nil

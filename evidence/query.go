@@ -16,7 +16,7 @@ var (
 
 // EvidenceList returns a page of recorded events, newest first (defs.Evidence).
 func (r *Recorder) EvidenceList(q defs.EvidenceQuery) ([]defs.EvidenceItem, string, error) {
-	iq := Query{Stream: q.Stream, Type: q.Type, Since: q.Since, Limit: q.Limit}
+	iq := Query{Stream: q.Stream, Type: q.Type, Since: q.Since, Until: q.Until, Limit: q.Limit}
 	if q.Cursor != "" {
 		id, err := event.ParseID(q.Cursor)
 		if err == nil && id.IsZero() {

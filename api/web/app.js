@@ -51,7 +51,7 @@ const textOn = (hex) => {
 };
 
 const state = {
-  token: localStorage.getItem("vinfer.token") || "",
+  token: localStorage.getItem(TOKEN_KEY) || "",
   streams: [],
   models: [],
   selected: localStorage.getItem("vinfer.selected") || "",
@@ -73,31 +73,13 @@ const EVENTS_KEPT = 100;
 
 // ---- API ----
 
-async function api(path, opts = {}) {
-  const headers = Object.assign({}, opts.headers);
-  if (state.token) headers.Authorization = "Bearer " + state.token;
-  // the API takes state changes as JSON only (a cross-site form cannot send that type)
-  if (opts.json !== undefined || opts.method === "POST") headers["Content-Type"] = "application/json";
-  const res = await fetch(path, {
-    method: opts.method || "GET", headers,
-    body: opts.json !== undefined ? JSON.stringify(opts.json) : undefined,
-  });
-  if (res.status === 401) askToken();
-  if (opts.raw) return res;
-  const text = await res.text();
-  let body = null;
-  try { body = text ? JSON.parse(text) : null; } catch { body = null; }
-  if (!res.ok) {
-    const err = new Error((body && body.error) || `${res.status} ${res.statusText}`);
-    err.status = res.status;
-    throw err;
-  }
-  return body;
+// api is apiRequest (request.js) with the page's token; a 401 asks for the token.
+function api(path, opts = {}) {
+  return apiRequest(path, Object.assign({ token: state.token, onUnauthorized: askToken }, opts));
 }
 
 function withToken(url) {
-  if (!state.token) return url;
-  return url + (url.includes("?") ? "&" : "?") + "access_token=" + enc(state.token);
+  return tokenURL(url, state.token);
 }
 
 let asking = false;
@@ -111,7 +93,7 @@ function askToken() {
   dlg.addEventListener("close", () => {
     asking = false;
     state.token = $("#token-input").value.trim();
-    localStorage.setItem("vinfer.token", state.token);
+    localStorage.setItem(TOKEN_KEY, state.token);
     connectEvents();
     refreshAll();
   }, { once: true });

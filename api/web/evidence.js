@@ -1,12 +1,12 @@
 // vinfer evidence page: recorded scene events (GET /api/evidence) as a timeline per stream and
 // cards with their best-frame snapshot; a card or a mark plays the event's clip (MP4, served
-// with range requests so the video element seeks). Plain JavaScript, no build step; all data
-// goes into the page as text, never as HTML.
+// with range requests so the video element seeks). Plain JavaScript, no build step (request.js,
+// loaded first, has the API helper); all data goes into the page as text, never as HTML.
 "use strict";
 
 const ev$ = (sel) => document.querySelector(sel);
 const evState = {
-  token: localStorage.getItem("vinfer.token") || "",
+  token: localStorage.getItem(TOKEN_KEY) || "",
   items: new Map(), // id → item (GET /api/evidence), ids are ULIDs: they sort by time
   next: "", // cursor of the page after the oldest loaded
   selected: "",
@@ -16,25 +16,14 @@ const evState = {
 const EV_PAGE = 100;
 const EV_KEPT = 1000;
 
-async function evApi(path) {
-  const headers = {};
-  if (evState.token) headers.Authorization = "Bearer " + evState.token;
-  const res = await fetch(path, { headers });
-  const text = await res.text();
-  let body = null;
-  try { body = text ? JSON.parse(text) : null; } catch { body = null; }
-  if (!res.ok) {
-    const err = new Error((body && body.error) || `${res.status} ${res.statusText}`);
-    err.status = res.status;
-    throw err;
-  }
-  return body;
+// evApi is apiRequest (request.js) with the token the live page stored.
+function evApi(path) {
+  return apiRequest(path, { token: evState.token });
 }
 
 // evURL adds the token for elements that cannot send headers (img, video).
 function evURL(url) {
-  if (!url || !evState.token) return url;
-  return url + (url.includes("?") ? "&" : "?") + "access_token=" + encodeURIComponent(evState.token);
+  return tokenURL(url, evState.token);
 }
 
 function evQuery(cursor) {

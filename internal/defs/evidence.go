@@ -52,8 +52,8 @@ const (
 type EvidenceQuery struct {
 	// Stream and Type ("line.cross", …), when set, must match.
 	Stream, Type string
-	// Since keeps events at or after it (zero: all).
-	Since time.Time
+	// Since keeps events at or after it, Until those before it (zero: no bound).
+	Since, Until time.Time
 	// Cursor continues a listing (the next of the previous page).
 	Cursor string
 	// Limit is the page size (default 100, at most 1000).
