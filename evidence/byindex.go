@@ -107,8 +107,9 @@ func byPut(by *bolt.Bucket, r *Row, old []byte) error {
 }
 
 // byBuild indexes every row unless the bucket is complete: it drops what is there and fills it
-// byBatch rows a transaction, marking it complete in the last.
-func byBuild(db *bolt.DB) error {
+// byBatch rows a transaction, marking it complete in the last. It returns the rows indexed (0
+// when the bucket was complete).
+func byBuild(db *bolt.DB) (int, error) {
 	done := false
 	err := db.Update(func(tx *bolt.Tx) error {
 		if by := tx.Bucket(bucketBy); by != nil && bytes.Equal(by.Get(byBuilt), byLayout) {
@@ -124,8 +125,9 @@ func byBuild(db *bolt.DB) error {
 		return err
 	})
 	if err != nil || done {
-		return err
+		return 0, err
 	}
+	rows := 0
 	var from []byte // the first key not yet indexed; nil: the first
 	for {
 		err := db.Update(func(tx *bolt.Tx) error {
@@ -143,6 +145,7 @@ func byBuild(db *bolt.DB) error {
 				copy(id[:], k)
 				_ = byStored(id, v, func(k []byte) error { keys = append(keys, bytes.Clone(k)); return nil })
 				n++
+				rows++
 			}
 			slices.SortFunc(keys, bytes.Compare)
 			for _, k := range keys {
@@ -158,10 +161,10 @@ func byBuild(db *bolt.DB) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("indexing events by stream and type: %w", err)
+			return rows, fmt.Errorf("indexing events by stream and type: %w", err)
 		}
 		if from == nil {
-			return nil
+			return rows, nil
 		}
 	}
 }

@@ -24,7 +24,7 @@ var (
 // fsync (what is tested is the content).
 func testIndex(t testing.TB) *index {
 	t.Helper()
-	x, err := openIndex(filepath.Join(t.TempDir(), "index.db"))
+	x, _, err := openIndex(filepath.Join(t.TempDir(), "index.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestIndexByBuilt(t *testing.T) {
 	rows := randomRows(rng, 500, 5, 10000, `{}`)
 	path := filepath.Join(t.TempDir(), "index.db")
 	for _, damage := range []string{"none", "no bucket", "no mark"} {
-		x, err := openIndex(path)
+		x, _, err := openIndex(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,8 +235,12 @@ func TestIndexByBuilt(t *testing.T) {
 			t.Fatal(err)
 		}
 		x.close()
-		if x, err = openIndex(path); err != nil {
+		var built int
+		if x, built, err = openIndex(path); err != nil {
 			t.Fatal(err)
+		}
+		if built != len(rows) {
+			t.Errorf("%s: indexed %d rows at open, want %d", damage, built, len(rows))
 		}
 		t.Run(damage, func(t *testing.T) {
 			checkPages(t, x, rows, Query{Stream: "cam02", Limit: 13})
@@ -440,7 +444,7 @@ func BenchmarkIndexList(b *testing.B) {
 			if err := x.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketBy) }); err != nil {
 				b.Fatal(err)
 			}
-			if err := byBuild(x.db); err != nil {
+			if _, err := byBuild(x.db); err != nil {
 				b.Fatal(err)
 			}
 		}

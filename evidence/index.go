@@ -82,10 +82,12 @@ type Clip struct {
 // index wraps the bbolt database.
 type index struct{ db *bolt.DB }
 
-func openIndex(path string) (*index, error) {
+// openIndex opens (creating) the index at path; built is the rows it indexed by stream and type
+// at open (an older store's, once).
+func openIndex(path string) (x *index, built int, err error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
-		return nil, fmt.Errorf("index %s: %w", path, err)
+		return nil, 0, fmt.Errorf("index %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketEvents, bucketClips} {
@@ -96,13 +98,13 @@ func openIndex(path string) (*index, error) {
 		return nil
 	})
 	if err == nil {
-		err = byBuild(db)
+		built, err = byBuild(db)
 	}
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("index %s: %w", path, err)
+		return nil, 0, fmt.Errorf("index %s: %w", path, err)
 	}
-	return &index{db: db}, nil
+	return &index{db: db}, built, nil
 }
 
 func (x *index) close() error { return x.db.Close() }

@@ -238,9 +238,14 @@ func (r *Recorder) Init() error {
 			r.MinFree = min(r.MinFree, size/20)
 		}
 	}
-	idx, err := openIndex(filepath.Join(r.Dir, "index.db"))
+	t0 := time.Now()
+	idx, built, err := openIndex(filepath.Join(r.Dir, "index.db"))
 	if err != nil {
 		return fmt.Errorf("evidence: %w", err)
+	}
+	if built > 0 {
+		r.Log.Info("evidence: indexed an older store's events by stream and type", "events", built,
+			"took", time.Since(t0).Round(time.Millisecond))
 	}
 	r.idx = idx
 	r.streams = map[string]*streamRec{}
