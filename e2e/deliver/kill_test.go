@@ -69,7 +69,7 @@ type broker struct {
 
 func startBroker(t *testing.T) *broker {
 	t.Helper()
-	b := &broker{addr: freeAddr(t), accepted: map[string]bool{}, stalled: make(chan struct{}),
+	b := &broker{addr: testutil.FreeAddr(t), accepted: map[string]bool{}, stalled: make(chan struct{}),
 		got: map[string]int{}, keys: map[string]key{}}
 	s := mochi.New(&mochi.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	s.AddHook(new(auth.AllowHook), nil)

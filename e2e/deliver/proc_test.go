@@ -1,7 +1,6 @@
 package deliver_test
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,14 +70,4 @@ func (p *proc) exited() bool {
 func (p *proc) logTail() string {
 	b, _ := os.ReadFile(p.log)
 	return string(b[max(0, len(b)-4096):])
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

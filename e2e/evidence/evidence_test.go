@@ -46,7 +46,7 @@ func getJSON(t *testing.T, url string, v any) int {
 // /metrics, and no frame was lost to recording.
 func TestEvidenceFromPipeline(t *testing.T) {
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	sinks := startSinkPeers(t)
 	cfg := &config.Config{Dir: dir,
 		Models: []config.Model{{Name: "m", Path: testutil.Asset(t, "models/yolox_nano_416.onnx")}},

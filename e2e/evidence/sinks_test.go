@@ -7,7 +7,6 @@ import (
 	"image/jpeg"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,16 +25,6 @@ import (
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/internal/testutil"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // collected are event payloads received by one sink's peer, in arrival order.
 type collected struct {
@@ -71,7 +60,7 @@ type sinkPeers struct {
 
 func startSinkPeers(t *testing.T) *sinkPeers {
 	t.Helper()
-	p := &sinkPeers{mqttAddr: freeAddr(t)}
+	p := &sinkPeers{mqttAddr: testutil.FreeAddr(t)}
 	b := mochi.New(&mochi.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	b.AddHook(new(auth.AllowHook), nil)
 	if err := b.AddListener(listeners.NewTCP(listeners.Config{ID: "tcp", Address: p.mqttAddr})); err != nil {

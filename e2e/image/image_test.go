@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 )
 
 // dockerfile is the runtime stage of the Dockerfile: what the image runs and how.
@@ -349,14 +350,6 @@ func waitFor(t *testing.T, exited <-chan error, timeout time.Duration, what stri
 	}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func must(t *testing.T, err error) {
@@ -383,7 +376,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // free port, and a writable data folder (detections.jsonl goes there; the clip is mounted at
 // /data/videos).
 func jobFiles(t *testing.T, host string) (port int, data, cfg string) {
-	port = freePort(t)
+	port = testutil.FreePort(t)
 	tmp := t.TempDir()
 	data = filepath.Join(tmp, "data")
 	must(t, os.MkdirAll(filepath.Join(data, "videos"), 0o777))

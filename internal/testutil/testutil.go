@@ -78,6 +78,26 @@ func CheckNoFrameLeaks(t testing.TB, logs *LogBuffer) {
 	}
 }
 
+// FreeAddr returns a TCP address on 127.0.0.1 that was free a moment ago ("127.0.0.1:port"),
+// for a peer the test starts on it.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// FreePort is FreeAddr's port.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(FreeAddr(t))
+	p, _ := strconv.Atoi(port)
+	return p
+}
+
 // UDPPortPair returns an even port p with p and p+1 free on 127.0.0.1 (RTP and RTCP).
 func UDPPortPair(t testing.TB) int {
 	t.Helper()

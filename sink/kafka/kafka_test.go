@@ -2,7 +2,6 @@ package kafka_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -13,20 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/testutil"
 	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/sink/brokered"
 	"github.com/vinfer/vinfer/sink/kafka"
 )
-
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 func startCluster(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
@@ -117,7 +108,7 @@ func TestProduce(t *testing.T) {
 // every event arrives, counted by id.
 func TestRestart(t *testing.T) {
 	t.Parallel()
-	port, data := freePort(t), t.TempDir()
+	port, data := testutil.FreePort(t), t.TempDir()
 	c := startCluster(t, kfake.Ports(port), kfake.DataDir(data))
 	addrs := c.ListenAddrs()
 	k := openSink(t, map[string]any{"brokers": addrs})
@@ -146,7 +137,7 @@ func TestRestart(t *testing.T) {
 
 func TestUnreachableAtStart(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	k := openSink(t, map[string]any{"brokers": []string{"127.0.0.1:" + strconv.Itoa(port)}, "timeout": "1s"})
 	for i := range 50 {
 		k.Write(bt.Result("cam1", int64(i), 1))

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/event"
+	"github.com/vinfer/vinfer/internal/testutil"
 	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/sink/brokered"
@@ -96,15 +96,6 @@ func startBroker(t testing.TB, addr string, r *received, users map[string]string
 	return s
 }
 
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func openSink(t testing.TB, settings map[string]any) *brokered.Sink {
 	t.Helper()
 	return bt.OpenSink(t, "mqtt", mqtt.Open, t.TempDir(), settings)
@@ -126,7 +117,7 @@ func TestPublish(t *testing.T) {
 	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
-			addr, r := freeAddr(t), &received{}
+			addr, r := testutil.FreeAddr(t), &received{}
 			b := startBroker(t, addr, r, nil)
 			defer b.Close()
 			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto, "carry": "both", "detections_every": 2})
@@ -154,7 +145,7 @@ func TestRestart(t *testing.T) {
 	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
-			addr, r := freeAddr(t), &received{}
+			addr, r := testutil.FreeAddr(t), &received{}
 			b := startBroker(t, addr, r, nil)
 			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto})
 			stop := bt.Feed(k)
@@ -176,7 +167,7 @@ func TestUnreachableAtStart(t *testing.T) {
 	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
-			addr, r := freeAddr(t), &received{}
+			addr, r := testutil.FreeAddr(t), &received{}
 			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto})
 			for i := range 50 {
 				k.Write(bt.Result("cam1", int64(i), 1))
@@ -197,7 +188,7 @@ func TestWrongCredentials(t *testing.T) {
 	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
-			addr, r := freeAddr(t), &received{}
+			addr, r := testutil.FreeAddr(t), &received{}
 			b := startBroker(t, addr, r, map[string]string{"vinfer": "right-secret"})
 			defer b.Close()
 			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto, "username": "vinfer", "password": "wrong-secret"})
@@ -291,7 +282,7 @@ func TestCountTopics(t *testing.T) {
 	t.Parallel()
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
-			addr := freeAddr(t)
+			addr := testutil.FreeAddr(t)
 			b := startBroker(t, addr, nil, nil)
 			defer b.Close()
 			k := openSink(t, map[string]any{"url": "mqtt://" + addr, "protocol": proto})
@@ -356,7 +347,7 @@ func TestCountTopics(t *testing.T) {
 // With counts: false, no count topics.
 func TestCountsOff(t *testing.T) {
 	t.Parallel()
-	addr, r := freeAddr(t), &received{}
+	addr, r := testutil.FreeAddr(t), &received{}
 	b := startBroker(t, addr, r, nil)
 	defer b.Close()
 	k := openSink(t, map[string]any{"url": "mqtt://" + addr, "counts": false})
@@ -378,7 +369,7 @@ func TestTLS(t *testing.T) {
 	certs := bt.NewCerts(t)
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
-			addr, r := freeAddr(t), &received{}
+			addr, r := testutil.FreeAddr(t), &received{}
 			s := mochi.New(&mochi.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			s.AddHook(new(auth.AllowHook), nil)
 			if err := s.AddListener(listeners.NewTCP(listeners.Config{ID: "tls", Address: addr, TLSConfig: certs.Server})); err != nil {
@@ -407,7 +398,7 @@ func TestLatency(t *testing.T) {
 			if os.Getenv("VINFER_BENCH") == "" {
 				bt.RunLatency(t, "", nil, l, 0)
 			}
-			addr := freeAddr(t)
+			addr := testutil.FreeAddr(t)
 			s := startBroker(t, addr, nil, nil) // no counting map: the heap figure is the sink's
 			defer s.Close()
 			s.Subscribe("vinfer/+/events", 2, func(_ *mochi.Client, _ packets.Subscription, pk packets.Packet) {
@@ -438,7 +429,7 @@ func TestKillChild(t *testing.T) {
 // least once (duplicates counted).
 func TestKill(t *testing.T) {
 	t.Parallel()
-	addr, r := freeAddr(t), &received{}
+	addr, r := testutil.FreeAddr(t), &received{}
 	b := startBroker(t, addr, r, nil)
 	defer b.Close()
 	written := bt.Kill(t, "TestKillChild", childEnv, addr)

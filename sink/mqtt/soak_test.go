@@ -17,6 +17,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/vinfer/vinfer/event"
+	"github.com/vinfer/vinfer/internal/testutil"
 	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/sink"
 )
@@ -118,7 +119,7 @@ func BenchmarkSoak(b *testing.B) {
 				}
 			})
 		}
-		addr, dir := freeAddr(b), b.TempDir()
+		addr, dir := testutil.FreeAddr(b), b.TempDir()
 		broker := startBroker(b, addr, nil, nil)
 		subscribe(broker)
 		k := openSink(b, map[string]any{"url": "mqtt://" + addr, "outbox": map[string]any{"dir": dir}, "max_backoff": "2s", "drain_timeout": "1s"})

@@ -2,7 +2,6 @@ package nats_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/testutil"
 	bt "github.com/vinfer/vinfer/internal/testutil/brokertest"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/sink/brokered"
@@ -36,15 +36,6 @@ func startServer(t testing.TB, port int, dir string, mod func(*server.Options)) 
 		t.Fatal("nats-server not ready")
 	}
 	return s
-}
-
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func openSink(t testing.TB, dir string, settings map[string]any) *brokered.Sink {
@@ -151,7 +142,7 @@ func TestCoreNATS(t *testing.T) {
 // (JetStream dedupes the retried ones by Nats-Msg-Id).
 func TestJetStreamRestart(t *testing.T) {
 	t.Parallel()
-	port, store := freePort(t), t.TempDir()
+	port, store := testutil.FreePort(t), t.TempDir()
 	srv := startServer(t, port, store, nil)
 	url := srv.ClientURL()
 	k := openSink(t, t.TempDir(), map[string]any{"url": url, "jetstream": true, "stream": "VINFER"})
@@ -185,7 +176,7 @@ func TestJetStreamRestart(t *testing.T) {
 // once the server starts.
 func TestUnreachableAtStart(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	url := "nats://127.0.0.1:" + strconv.Itoa(port)
 	k := openSink(t, t.TempDir(), map[string]any{"url": url, "jetstream": true, "stream": "VINFER"})
 	for i := range 50 {
