@@ -452,3 +452,133 @@ func TestHostLiveNeverWaits(t *testing.T) {
 	r.stop(t, pool)
 	r.sink.check(t)
 }
+
+// staged waits until the worker has prepared n batches (input sets handed out).
+func (e *fakeEngine) staged(t *testing.T, n int32) {
+	t.Helper()
+	testutil.Eventually(t, hostWait, fmt.Sprintf("%d batches staged", n), func() bool {
+		return e.sets[1].Load()+e.sets[2].Load() >= n
+	})
+}
+
+// TestHostReloadStaged: a reload while one batch runs and the next is staged in the old
+// version's input set: both run on the version they were written into, which is freed only
+// after them; every frame gets its own detection.
+func TestHostReloadStaged(t *testing.T) {
+	const n = 40
+	e := newFakeEngine("m", 2)
+	e.hold()
+	r := newHostRig(t, time.Millisecond, e)
+	r.add(t, "a", "m", &fakeSource{n: n}, config.DropBlock, nil)
+	testutil.Within(t, hostWait, "a first run", e.started)
+	e.staged(t, 2)
+	old := e.cur.Load()
+	e.Reload()
+	if old.freed.Load() {
+		t.Fatal("the old version was freed while its batches were in the worker")
+	}
+	e.open()
+	done := make(chan struct{})
+	go func() { r.p.Wait(); close(done) }()
+	testutil.Within(t, hostWait, "the file to end", done)
+	st := r.stats(t, "a")
+	r.stop(t, st.Pool)
+	r.sink.check(t)
+	if !old.freed.Load() || e.freed.Load() > 0 {
+		t.Errorf("old version freed %v; %d uses of a freed version", old.freed.Load(), e.freed.Load())
+	}
+	if got := st.Stats.Inferred.Load(); got != n || r.sink.count("a") != n {
+		t.Errorf("inferred %d, %d results, want %d", got, r.sink.count("a"), n)
+	}
+}
+
+// TestHostRemoveMidBatch: RemoveStream returns while inference is stuck with the stream's
+// frames in the running and the staged batch; they still finish, the other stream is not
+// disturbed, and every frame of both returns to its pool, counted.
+func TestHostRemoveMidBatch(t *testing.T) {
+	const n = 60
+	e := newFakeEngine("m", 4)
+	e.hold()
+	r := newHostRig(t, time.Millisecond, e)
+	r.add(t, "live", "m", &fakeSource{n: -1, live: true}, config.DropOldest, nil)
+	r.add(t, "file", "m", &fakeSource{n: n}, config.DropBlock, nil)
+	testutil.Within(t, hostWait, "a first run", e.started)
+	e.staged(t, 2)
+	live := r.stats(t, "live")
+	removed := make(chan error, 1)
+	go func() { removed <- r.p.RemoveStream("live") }()
+	if err := testutil.Within(t, hostWait, "RemoveStream while inference is stuck", removed); err != nil {
+		t.Fatal(err)
+	}
+	e.open()
+	done := make(chan struct{})
+	go func() { r.p.Wait(); close(done) }()
+	testutil.Within(t, hostWait, "the file to end and the removed stream to drain", done)
+	file := r.stats(t, "file")
+	r.stop(t, live.Pool, file.Pool)
+	r.sink.check(t)
+	if s := live.Stats; s.Decoded.Load() != s.Inferred.Load()+s.DroppedTotal() {
+		t.Errorf("removed stream: decoded %d ≠ inferred %d + dropped %d", s.Decoded.Load(), s.Inferred.Load(), s.DroppedTotal())
+	}
+	if s := file.Stats; s.Inferred.Load() != n || s.DroppedTotal() != 0 {
+		t.Errorf("file: inferred %d dropped %d, want %d/0", s.Inferred.Load(), s.DroppedTotal(), n)
+	}
+}
+
+// TestHostCascadeShared: model s is the cascade of m and serves a stream of its own. The
+// cascade's runs (input set 0) and s's own worker (sets 1 and 2, the next batch written while
+// one runs) never run s's session at once; every result of both streams is right.
+func TestHostCascadeShared(t *testing.T) {
+	const n = 80
+	m, s := newFakeEngine("m", 2), newFakeEngine("s", 2)
+	r := newHostRig(t, time.Millisecond, m, s)
+	r.models.cascades["m"] = []pipeline.Cascade{{Model: "s"}}
+	r.add(t, "p", "m", &fakeSource{n: n}, config.DropBlock, nil)
+	r.add(t, "q", "s", &fakeSource{n: n}, config.DropBlock, nil)
+	done := make(chan struct{})
+	go func() { r.p.Wait(); close(done) }()
+	testutil.Within(t, hostWait, "the files to end", done)
+	p, q := r.stats(t, "p"), r.stats(t, "q")
+	r.stop(t, p.Pool, q.Pool)
+	r.sink.check(t)
+	for _, st := range []pipeline.StreamStatus{p, q} {
+		if st.Stats.Inferred.Load() != n || r.sink.count(st.ID) != n {
+			t.Errorf("%s: inferred %d, %d results, want %d", st.ID, st.Stats.Inferred.Load(), r.sink.count(st.ID), n)
+		}
+	}
+	if s.overlaps.Load() > 0 || m.overlaps.Load() > 0 {
+		t.Errorf("overlapping runs of a session: s %d, m %d", s.overlaps.Load(), m.overlaps.Load())
+	}
+	if r.sink.second != n || s.sets[0].Load() == 0 || s.sets[1].Load() == 0 {
+		t.Errorf("%d results with secondary detections (want %d); s's input sets used %d/%d/%d",
+			r.sink.second, n, s.sets[0].Load(), s.sets[1].Load(), s.sets[2].Load())
+	}
+}
+
+// TestHostModelClosed: the model closes (Acquire nil) while two batches are pinned in the worker:
+// they run; every later batch is dropped as an inference error, counted, and the pipeline
+// still stops with every frame back.
+func TestHostModelClosed(t *testing.T) {
+	const n = 30
+	e := newFakeEngine("m", 2)
+	e.hold()
+	r := newHostRig(t, time.Millisecond, e)
+	r.add(t, "a", "m", &fakeSource{n: n}, config.DropBlock, nil)
+	e.staged(t, 2)
+	e.cur.Swap(nil).Release()
+	e.open()
+	done := make(chan struct{})
+	go func() { r.p.Wait(); close(done) }()
+	testutil.Within(t, hostWait, "the file to end", done)
+	st := r.stats(t, "a")
+	r.stop(t, st.Pool)
+	r.sink.check(t)
+	s := st.Stats
+	if inf, drop := s.Inferred.Load(), s.Dropped[pipeline.DropInferError].Load(); s.Decoded.Load() != n || inf+drop != n || drop == 0 || int(inf) != r.sink.count("a") {
+		t.Errorf("decoded %d, inferred %d (%d results), dropped as inference errors %d, want %d in all, some dropped",
+			s.Decoded.Load(), inf, r.sink.count("a"), drop, n)
+	}
+	if e.freed.Load() > 0 {
+		t.Errorf("%d uses of a freed version", e.freed.Load())
+	}
+}
