@@ -162,7 +162,8 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 	id := s.ID
 	sc := pipeline.StreamConfig{Stream: s, Device: -1,
 		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
-			d := &codec.Decoder{Codec: c, Name: "stream " + id, OutputCorrupt: s.Concealed == config.ConcealedInfer}
+			d := &codec.Decoder{Codec: c, Name: "stream " + id, OutputCorrupt: s.Concealed == config.ConcealedInfer,
+				Frames: a.decoderFrames(s.Model)}
 			if err := d.Init(); err != nil {
 				return nil, err
 			}
@@ -192,6 +193,16 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 		return err
 	}
 	return nil
+}
+
+// decoderFrames is the frame pool of a host stream's decoder for model (loaded by then): enough
+// for the frames the pipeline holds (pipeline.DecoderFrames), at least codec.DefaultFrames.
+func (a *App) decoderFrames(model string) int {
+	mb := 1
+	if e := a.Registry.Loaded(model); e != nil && e.Current() != nil {
+		mb = e.Current().MaxBatch()
+	}
+	return max(codec.DefaultFrames, pipeline.DecoderFrames(mb, 0))
 }
 
 // gpuStream sets up a decoder: nvdec stream: picks its GPU (opening the device, its context

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -158,12 +159,21 @@ func (n *Node) recoverStore(ctx context.Context, remake bool) error {
 	n.beatRev = 0 // create the key, or take this instance's own (beat)
 	n.mu.Unlock()
 	n.beat()
+	if hook := testHookBeforeWatch.Load(); hook != nil {
+		(*hook)()
+	}
 	n.mu.Lock()
+	// The views are read again from the watches; what this node knew is kept until they are in,
+	// for a next recovery (the store lost again meanwhile) to republish.
+	streams, owners := n.streams, n.owners
 	n.streams = map[string]item[regEntry]{}
 	n.owners = map[string]item[ownerEntry]{}
 	// n.nodes is kept: liveness stays what this node measured, refreshed by new heartbeats.
 	n.mu.Unlock()
 	if err := n.startWatches(ctx); err != nil {
+		n.mu.Lock()
+		n.streams, n.owners = streams, owners
+		n.mu.Unlock()
 		return err
 	}
 	n.mu.Lock()
@@ -181,6 +191,9 @@ func (n *Node) recoverStore(ctx context.Context, remake bool) error {
 	n.poke()
 	return nil
 }
+
+// testHookBeforeWatch, set by tests, runs in recoverStore before the buckets are watched again.
+var testHookBeforeWatch atomic.Pointer[func()]
 
 // republishOwners writes the owner key of every stream this node runs (create; a key already
 // there that is this instance's is kept). A key another node holds fences the stream here.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,4 +224,86 @@ func TestStoreLost(t *testing.T) {
 	if d := w.long(); len(d) > 0 {
 		t.Fatalf("streams ran twice for longer than a lease:\n%v", d)
 	}
+}
+
+// TestStoreLostWhileRecovering: NATS restarts (store kept) and, while the node reads the
+// buckets again, the registry bucket is lost (a NATS that crash-loops without a persistent
+// store): the watch fails, and the next recovery rebuilds the registry from what the node knew
+// before, not from the half-read view of the failed attempt.
+func TestStoreLostWhileRecovering(t *testing.T) {
+	ns := newJSServer(t)
+	w := newWorld()
+	a, err := startNode(t, ns.url(), w, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 3 {
+		id := fmt.Sprintf("api-%d", i)
+		if err := a.RegisterStream(config.Stream{ID: id, Source: "/videos/" + id + ".mp4", Model: "yolox"}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	eventually(t, 10*time.Second, "3 streams placed on a", func() (bool, string) {
+		return converged([]*testNode{a}, ids)
+	})
+	var fired atomic.Bool
+	url := ns.url() // the same port after the restart
+	hook := func() {
+		if fired.Swap(true) {
+			return
+		}
+		nc, err := nats.Connect(url)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := js.DeleteKeyValue(ctx, "vinfer-streams"); err != nil {
+			t.Error(err)
+		}
+	}
+	testHookBeforeWatch.Store(&hook)
+	t.Cleanup(func() { testHookBeforeWatch.Store(nil) })
+	ns.restart(ns.dir)
+	eventually(t, 30*time.Second, "the registry rebuilt with the 3 streams", func() (bool, string) {
+		if !fired.Load() {
+			return false, "no recovery yet"
+		}
+		got, err := registryKeysNow(ns.url())
+		if err != nil || !slices.Equal(got, ids) {
+			return false, fmt.Sprintf("registry %v (%v)", got, err)
+		}
+		return converged([]*testNode{a}, ids)
+	})
+}
+
+// registryKeysNow is registryKeys returning its error (an empty or missing bucket: an error).
+func registryKeysNow(url string) ([]string, error) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, "vinfer-streams")
+	if err != nil {
+		return nil, err
+	}
+	keys, err := kv.Keys(ctx)
+	slices.Sort(keys)
+	return keys, err
 }

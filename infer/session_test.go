@@ -490,3 +490,57 @@ func BenchmarkRunFastestDet(b *testing.B) { benchmarkModel(b, "fastestdet_352.on
 
 // BenchmarkRunUltraFace measures UltraFace RFB-320 (320×240) inference, batch 1 (ms/frame).
 func BenchmarkRunUltraFace(b *testing.B) { benchmarkModel(b, "ultraface_rfb_320.onnx") }
+
+// TestInputSetsOverlap: one goroutine writes the next batch into a free input set (the first
+// write of each set allocates it) while another runs the set written before, as the
+// pipeline's two-stage worker does; each run's outputs are those of its own set's input.
+func TestInputSetsOverlap(t *testing.T) {
+	s, err := Open(Config{Path: tinyModel(t), IntraOpThreads: 1, MaxBatch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const item, rounds, batch = 3 * 8 * 8, 200, 3
+	type staged struct{ set, v int }
+	free, ready := make(chan int, 2), make(chan staged)
+	free <- 1
+	free <- 2
+	go func() {
+		defer close(ready)
+		for v := 1; v <= rounds; v++ {
+			set := <-free
+			in, err := s.InputSet(set, batch)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range in {
+				in[i] = float32(v)
+			}
+			ready <- staged{set, v}
+		}
+	}()
+	n := 0
+	for st := range ready {
+		outs, err := s.RunSet(st.set, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := range batch {
+			if got, want := outs[1].Data[b], float32(item*st.v); got != want {
+				t.Fatalf("round %d (set %d) image %d: sum %v, want %v", st.v, st.set, b, got, want)
+			}
+		}
+		n++
+		free <- st.set
+	}
+	if n != rounds {
+		t.Fatalf("%d rounds of %d", n, rounds)
+	}
+	if _, err := s.RunSet(0, 1); err != nil { // set 0 is allocated at Open
+		t.Errorf("RunSet(0): %v", err)
+	}
+	if _, err := s.InputSet(InputSets, 1); err == nil {
+		t.Error("InputSet accepted a set past InputSets")
+	}
+}

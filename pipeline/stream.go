@@ -27,6 +27,18 @@ type VideoDecoder interface {
 	Close() error
 }
 
+// DecoderFrames is the least frame pool a host stream's decoder needs to feed a model of batch
+// maxBatch through a queue of queueDepth frames (≤ 0: the default, 2) without waiting on
+// inference: the pipeline holds up to the queued frames, the batch running and the next one
+// staged (maxBatch each), the frame being queued and the latest kept for snapshots. With a
+// smaller pool a drop-oldest stream stalls in its decoder while inference is slow.
+func DecoderFrames(maxBatch, queueDepth int) int {
+	if queueDepth <= 0 {
+		queueDepth = 2
+	}
+	return queueDepth + 2*max(maxBatch, 1) + 2
+}
+
 // Preprocessor writes one frame into one [3,H,W] float32 input slot. One stream's preprocessor
 // is called by one goroutine at a time.
 type Preprocessor interface {
