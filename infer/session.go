@@ -127,7 +127,7 @@ type Session struct {
 	in         [InputSets][]float32 // maxBatch × c·h·w each; nil until first used (set 0: at Open)
 	outs       []outputBuf
 	runs       [InputSets][]*batchRun // by set and batch size; nil until first used
-	last       *batchRun   // the latest Run's, holding ONNX Runtime-allocated outputs
+	last       *batchRun              // the latest Run's, holding ONNX Runtime-allocated outputs
 }
 
 type outputKind int
