@@ -6,7 +6,7 @@
 #   - ONNX Runtime 1.30.0 CPU library from npm onnxruntime-node@1.30.0 -> third_party/ort/lib/
 #   - bin/vinfer, built
 #   - models, labels, videos, images, tracking data -> assets/ (copied from ../shared/assets, else downloaded
-#     from the public sources in scripts/assets.sha256 with sha256 checks)
+#     from the public sources in scripts/assets.sources; every file checked against scripts/assets.sha256)
 # Env: VINFER_SKIP_APT=1 skips apt; VINFER_ASSETS_SRC=DIR copies assets from DIR.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

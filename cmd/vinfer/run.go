@@ -202,7 +202,6 @@ func runCmd(args []string) error {
 	if node != nil {
 		node.Close() // hand this node's streams over before stopping them
 	}
-	streams := append(notAdded, a.Streams()...)
 	var gpuMem []string // device memory in use at the end, before anything is freed
 	for _, d := range gpus {
 		if free, total, err := d.MemInfo(); err == nil {
@@ -210,6 +209,7 @@ func runCmd(args []string) error {
 		}
 	}
 	err = a.Stop()
+	streams := append(notAdded, a.Streams()...) // after Stop: the frames in flight were drained
 	close(progressDone)
 	<-progressStopped
 	summary(os.Stderr, streams, time.Since(start))
