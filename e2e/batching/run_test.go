@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -168,5 +169,40 @@ func TestRunBatchesFixedBatchModel(t *testing.T) {
 	b, _ := os.ReadFile(logPath)
 	if !strings.Contains(string(b), "batch: dynamic (rewritten from 1)") {
 		t.Errorf("the log does not say the model was rewritten:\n%s", b)
+	}
+
+	// SIGINT mid-run: vinfer drains the frames in flight, and its summary accounts for every
+	// decoded frame, inferred or dropped with a reason.
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		done <- err // for the deferred stop
+	case <-time.After(2 * time.Minute):
+		t.Fatal("vinfer run still running 2 min after SIGINT")
+	}
+	b, _ = os.ReadFile(logPath)
+	checkSummary(t, string(b), 4)
+}
+
+// summaryLine is a stream's line of vinfer run's summary: decoded, inferred, then "reason N" drops.
+var summaryLine = regexp.MustCompile(`(?m)^  (\S+)\s+model .*? decoded\s+(\d+)\s+inferred\s+(\d+)\s.*?ms((?:  [a-z_]+ \d+)*)`)
+
+// checkSummary checks that each of the summary's n stream lines has decoded = inferred + drops.
+func checkSummary(t *testing.T, log string, n int) {
+	t.Helper()
+	lines := summaryLine.FindAllStringSubmatch(log, -1)
+	if len(lines) != n {
+		t.Fatalf("%d stream lines in the summary, want %d:\n%s", len(lines), n, log)
+	}
+	for _, m := range lines {
+		decoded, _ := strconv.Atoi(m[2])
+		accounted, _ := strconv.Atoi(m[3])
+		for _, f := range regexp.MustCompile(`[a-z_]+ (\d+)`).FindAllStringSubmatch(m[4], -1) {
+			c, _ := strconv.Atoi(f[1])
+			accounted += c
+		}
+		if decoded != accounted {
+			t.Errorf("stream %s: decoded %d, inferred + dropped %d: %q", m[1], decoded, accounted, m[0])
+		}
 	}
 }
