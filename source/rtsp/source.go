@@ -141,6 +141,7 @@ func (s *Source) Init() error {
 func (s *Source) run(ctx context.Context) {
 	defer close(s.done)
 	backoff := live.Backoff{Steps: s.Backoff}
+	failures := 0 // sessions in a row that delivered nothing
 	for {
 		delivered, err := s.session(ctx)
 		if ctx.Err() != nil {
@@ -155,10 +156,19 @@ func (s *Source) run(ctx context.Context) {
 		}
 		if delivered {
 			backoff.Reset()
+			failures = 0
 		}
 		wait := backoff.Next()
 		s.health.Error(err)
-		s.Logger.Warn("session ended, reconnecting", "err", err, "retry_in", wait)
+		failures++
+		switch {
+		case delivered:
+			s.Logger.Warn("session ended, reconnecting", "err", err, "retry_in", wait)
+		case failures == 1 || failures%12 == 0: // a camera that stays down: a line a minute or so
+			s.Logger.Warn("no stream from the server, retrying", "err", err, "attempts", failures, "retry_in", wait)
+		default:
+			s.Logger.Debug("no stream from the server, retrying", "err", err, "attempts", failures, "retry_in", wait)
+		}
 		if live.Sleep(ctx, wait) != nil {
 			return
 		}
