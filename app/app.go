@@ -160,10 +160,11 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
 	id := s.ID
+	var src source.Source // opened below, before the first access unit makes the decoder
 	sc := pipeline.StreamConfig{Stream: s, Device: -1,
 		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
 			d := &codec.Decoder{Codec: c, Name: "stream " + id, OutputCorrupt: s.Concealed == config.ConcealedInfer,
-				Frames: a.decoderFrames(s.Model)}
+				Frames: a.decoderFrames(s.Model), ReorderPTS: src.Info().PTSInDecodeOrder}
 			if err := d.Init(); err != nil {
 				return nil, err
 			}
@@ -182,7 +183,7 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
-	src, err := source.Open(&s, source.Policy{Roots: roots, OpenTimeout: a.limits.timeout})
+	src, err = source.Open(&s, source.Policy{Roots: roots, OpenTimeout: a.limits.timeout})
 	release()
 	if err != nil {
 		return err
