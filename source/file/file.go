@@ -188,7 +188,7 @@ func (s *Source) selectStream() error {
 	}
 	s.info.Frames = s.stream.NbFrames()
 	// raw elementary streams: fill stamps PTS from a frame count in decoding order
-	s.info.PTSInDecodeOrder = s.fc.InputFormat().Flags().Has(astiav.IOFormatFlagNotimestamps)
+	s.info.PTSInDecodeOrder = s.rawStream()
 	if d := s.stream.Duration(); d > 0 && d != astiav.NoPtsValue {
 		s.info.Duration = time.Duration(astiav.RescaleQ(d, s.tb, nanos))
 	} else if d := s.fc.Duration(); d > 0 && d != astiav.NoPtsValue {
@@ -391,7 +391,7 @@ func (s *Source) rewind() error {
 	byteSeek := func() error {
 		return s.fc.SeekFrame(-1, 0, astiav.NewSeekFlags(astiav.SeekFlagByte, astiav.SeekFlagBackward))
 	}
-	if s.fc.InputFormat().Flags().Has(astiav.IOFormatFlagNotimestamps) {
+	if s.rawStream() {
 		if err := byteSeek(); err != nil {
 			return fmt.Errorf("file %s: rewinding the elementary stream to loop: %w", s.Path, err)
 		}
@@ -406,6 +406,13 @@ func (s *Source) rewind() error {
 		return fmt.Errorf("file %s: seeking to the start to loop: %w", s.Path, err)
 	}
 	return nil
+}
+
+// rawStream reports an elementary stream without timestamps: FFmpeg's h264 and hevc
+// demuxers (flagged AVFMT_NOTIMESTAMPS since FFmpeg 6, not before).
+func (s *Source) rawStream() bool {
+	f := s.fc.InputFormat()
+	return f.Flags().Has(astiav.IOFormatFlagNotimestamps) || f.Name() == "h264" || f.Name() == "hevc"
 }
 
 // Info describes the video stream: codec, size, frame rate, container frame count (0 when the
