@@ -175,7 +175,7 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 		sc.AUObserver = a.evidence.Ring(s.ID)
 	}
 	if s.OnGPU() {
-		if err := a.gpuStream(&sc); err != nil {
+		if err := a.gpuStream(&sc, func() bool { return src.Info().PTSInDecodeOrder }); err != nil {
 			return err
 		}
 	}
@@ -208,8 +208,9 @@ func (a *App) decoderFrames(model string) int {
 
 // gpuStream sets up a decoder: nvdec stream: picks its GPU (opening the device, its context
 // retained once, before anything of the stream runs) and makes its frames NVDEC's, in device
-// memory, for the model's runner on that GPU.
-func (a *App) gpuStream(sc *pipeline.StreamConfig) error {
+// memory, for the model's runner on that GPU. reorder tells, when the decoder is made, whether
+// the source's PTS are a decoding-order count (media.StreamInfo.PTSInDecodeOrder).
+func (a *App) gpuStream(sc *pipeline.StreamConfig, reorder func() bool) error {
 	want := -1
 	if sc.GPU != nil {
 		want = *sc.GPU
@@ -220,7 +221,7 @@ func (a *App) gpuStream(sc *pipeline.StreamConfig) error {
 	}
 	sc.Device = dev.Ordinal()
 	sc.NewDecoder = func(c media.Codec) (pipeline.VideoDecoder, error) {
-		d := &codec.NVDECStream{Device: dev, Codec: c}
+		d := &codec.NVDECStream{Device: dev, Codec: c, ReorderPTS: reorder()}
 		if err := d.Init(); err != nil {
 			return nil, err
 		}
