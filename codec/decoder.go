@@ -60,8 +60,11 @@ type Decoder struct {
 	// ReorderPTS re-stamps the frames for a source whose PTS count access units in decoding
 	// order (media.StreamInfo.PTSInDecodeOrder: raw Annex-B files): each frame gets the
 	// smallest PTS of the access units fed and not yet shown, so frames come out one frame
-	// duration apart in presentation order. Exact for a constant-rate count; a picture FFmpeg
-	// loses silently shifts the stamps by one frame until the next key frame (Stats.StalePTS).
+	// duration apart in presentation order. Exact for a constant-rate count. A picture dropped
+	// (ErrCorrupt, ctx) takes its stamp along; a rejected access unit leaves no stamp, so the
+	// pictures shown before its place in the reorder window come one frame late; a picture
+	// FFmpeg loses silently shifts the stamps by one frame until the next key frame
+	// (Stats.StalePTS).
 	ReorderPTS bool
 
 	cc      *astiav.CodecContext
