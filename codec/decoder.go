@@ -62,7 +62,8 @@ type Decoder struct {
 	// smallest PTS of the access units fed and not yet shown, so frames come out one frame
 	// duration apart in presentation order. Exact for a constant-rate count. A picture dropped
 	// (ErrCorrupt, ctx) takes its stamp along; a rejected access unit leaves no stamp, so the
-	// pictures shown before its place in the reorder window come one frame late; a picture
+	// pictures shown between its own place and its place in decoding order (at most the
+	// reorder depth) are stamped one frame off; a picture
 	// FFmpeg loses silently shifts the stamps by one frame until the next key frame
 	// (Stats.StalePTS).
 	ReorderPTS bool
