@@ -160,10 +160,11 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
 	id := s.ID
+	var src source.Source // opened below, before the first access unit makes the decoder
 	sc := pipeline.StreamConfig{Stream: s, Device: -1,
 		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
 			d := &codec.Decoder{Codec: c, Name: "stream " + id, OutputCorrupt: s.Concealed == config.ConcealedInfer,
-				Frames: a.decoderFrames(s.Model)}
+				Frames: a.decoderFrames(s.Model), ReorderPTS: src.Info().PTSInDecodeOrder}
 			if err := d.Init(); err != nil {
 				return nil, err
 			}
@@ -174,7 +175,7 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 		sc.AUObserver = a.evidence.Ring(s.ID)
 	}
 	if s.OnGPU() {
-		if err := a.gpuStream(&sc); err != nil {
+		if err := a.gpuStream(&sc, func() bool { return src.Info().PTSInDecodeOrder }); err != nil {
 			return err
 		}
 	}
@@ -182,7 +183,7 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
-	src, err := source.Open(&s, source.Policy{Roots: roots, OpenTimeout: a.limits.timeout})
+	src, err = source.Open(&s, source.Policy{Roots: roots, OpenTimeout: a.limits.timeout})
 	release()
 	if err != nil {
 		return err
@@ -207,8 +208,9 @@ func (a *App) decoderFrames(model string) int {
 
 // gpuStream sets up a decoder: nvdec stream: picks its GPU (opening the device, its context
 // retained once, before anything of the stream runs) and makes its frames NVDEC's, in device
-// memory, for the model's runner on that GPU.
-func (a *App) gpuStream(sc *pipeline.StreamConfig) error {
+// memory, for the model's runner on that GPU. reorder tells, when the decoder is made, whether
+// the source's PTS are a decoding-order count (media.StreamInfo.PTSInDecodeOrder).
+func (a *App) gpuStream(sc *pipeline.StreamConfig, reorder func() bool) error {
 	want := -1
 	if sc.GPU != nil {
 		want = *sc.GPU
@@ -219,7 +221,7 @@ func (a *App) gpuStream(sc *pipeline.StreamConfig) error {
 	}
 	sc.Device = dev.Ordinal()
 	sc.NewDecoder = func(c media.Codec) (pipeline.VideoDecoder, error) {
-		d := &codec.NVDECStream{Device: dev, Codec: c}
+		d := &codec.NVDECStream{Device: dev, Codec: c, ReorderPTS: reorder()}
 		if err := d.Init(); err != nil {
 			return nil, err
 		}

@@ -27,7 +27,7 @@ var nanos = astiav.NewRational(1, int(time.Second))
 
 // Decoder decodes the H.264 or H.265 Annex-B access units of one stream with FFmpeg's software
 // decoders. B-frames are reordered: frames come out in presentation order with the PTS of
-// their access unit. A Decoder is used by one goroutine at a time; frames may be released from
+// their access unit (or re-stamped: ReorderPTS). A Decoder is used by one goroutine at a time; frames may be released from
 // any goroutine.
 //
 // Output formats: yuv420p and yuvj420p pictures become frame.FormatI420 (FullRange for yuvj or
@@ -57,6 +57,16 @@ type Decoder struct {
 	// merely reference a damaged one are emitted: FFmpeg does not track the damage across
 	// frames, and the next key frame ends it.
 	OutputCorrupt bool
+	// ReorderPTS re-stamps the frames for a source whose PTS count access units in decoding
+	// order (media.StreamInfo.PTSInDecodeOrder: raw Annex-B files): each frame gets the
+	// smallest PTS of the access units fed and not yet shown, so frames come out one frame
+	// duration apart in presentation order. Exact for a constant-rate count. A picture dropped
+	// (ErrCorrupt, ctx) takes its stamp along; a rejected access unit leaves no stamp, so the
+	// pictures shown between its own place and its place in decoding order (at most the
+	// reorder depth) are stamped one frame off; a picture
+	// FFmpeg loses silently shifts the stamps by one frame until the next key frame
+	// (Stats.StalePTS).
+	ReorderPTS bool
 
 	cc      *astiav.CodecContext
 	pkt     *astiav.Packet
@@ -73,6 +83,8 @@ type Decoder struct {
 	index  int64 // next Frame.Index
 	stats  Stats
 	clocks wallclocks
+	order  ptsOrder // ReorderPTS: stamps of the access units fed and not yet shown
+	shown  int64    // ReorderPTS: the presentation PTS of the picture in d.info
 }
 
 // poolKey is what the frames of one pool have in common.
@@ -97,6 +109,9 @@ type Stats struct {
 	Converted int64
 	// Pools counts frame pools created (more than one after size changes).
 	Pools int
+	// StalePTS counts access-unit stamps ReorderPTS dropped because their picture never came
+	// out (resynchronised at a key frame, or over the bound of 64 outstanding).
+	StalePTS int64
 }
 
 // Init opens the decoder. It fails for a codec other than H.264/H.265 or when FFmpeg lacks
@@ -199,6 +214,9 @@ func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*f
 			break
 		}
 		if st == ffmpeg.OK {
+			if d.ReorderPTS && !au.Discard {
+				d.order.push(int64(au.PTS))
+			}
 			break
 		}
 		if try == 2 { // drained twice and still refused: FFmpeg's state is broken
@@ -207,6 +225,7 @@ func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*f
 		// the decoder holds output (receive drains it) or was left at end of stream (reset)
 		if st == ffmpeg.EOF {
 			ffmpeg.FlushDecoder(d.cc)
+			d.order.reset()
 		}
 		if err := d.receive(ctx, emit); err != nil {
 			if !errors.Is(err, ErrCorrupt) {
@@ -237,6 +256,7 @@ func (d *Decoder) Flush(ctx context.Context, emit func(*frame.Frame) error) erro
 	}
 	err := d.receive(ctx, emit)
 	ffmpeg.FlushDecoder(d.cc)
+	d.order.reset()
 	d.synced = false
 	if err != nil {
 		return err
@@ -253,6 +273,9 @@ func (d *Decoder) receive(ctx context.Context, emit func(*frame.Frame) error) er
 		if err != nil {
 			// with frame threading an access unit's error surfaces here
 			d.stats.Rejected++
+			if d.ReorderPTS {
+				d.order.lose()
+			}
 			if lost == nil {
 				lost = &DecodeError{PTS: -1, Reason: "decoding failed", Err: err}
 			}
@@ -265,6 +288,9 @@ func (d *Decoder) receive(ctx context.Context, emit func(*frame.Frame) error) er
 			return lost
 		}
 		d.info.Read(d.scratch)
+		if d.ReorderPTS { // every picture out takes a stamp, also one dropped below
+			d.shown = d.order.next(d.pts(), d.info.Key)
+		}
 		if d.info.Corrupt && !d.OutputCorrupt {
 			d.stats.Concealed++
 			if lost == nil {
@@ -326,6 +352,9 @@ func (d *Decoder) take(ctx context.Context) (*frame.Frame, error) {
 	f.Width, f.Height = i.Width, i.Height
 	f.FullRange = fullRange
 	f.PTS = time.Duration(pts)
+	if d.ReorderPTS {
+		f.PTS = time.Duration(d.shown)
+	}
 	f.Wallclock = d.clocks.get(pts)
 	f.Index = d.index
 	d.index++
@@ -401,7 +430,11 @@ func (d *Decoder) convert(dst *astiav.Frame, key poolKey) error {
 func (d *Decoder) Pool() *frame.Pool { return d.pool }
 
 // Stats returns the decoder's counters.
-func (d *Decoder) Stats() Stats { return d.stats }
+func (d *Decoder) Stats() Stats {
+	st := d.stats
+	st.StalePTS = d.order.stale
+	return st
+}
 
 // Close frees the decoder. Frames still held stay valid until released. The error reports
 // frames of any of the decoder's pools never released (see frame.Pool.Close); call it after

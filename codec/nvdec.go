@@ -47,6 +47,8 @@ type NVDEC struct {
 	// Frames is how many decoded frames the consumer may hold at once (the frame pool's size,
 	// added to the decoder's surfaces; NVDEC has at most 32); 0: DefaultNVDECFrames.
 	Frames int
+	// ReorderPTS re-stamps the frames in presentation order, as Decoder.ReorderPTS does.
+	ReorderPTS bool
 
 	d      *C.vf_nvdec
 	pool   *frame.Pool
@@ -54,6 +56,7 @@ type NVDEC struct {
 	info   C.vf_frame_info
 	n      int64
 	synced bool // a key frame was sent
+	order  ptsOrder
 }
 
 // avFrame is the native backing of an NVDEC frame, on dev (frame.Downloader: nvdecdownload.go).
@@ -146,6 +149,8 @@ func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*fra
 		}
 		if r < 0 {
 			sendErr = &DecodeError{PTS: au.PTS, Reason: "NVDEC rejected access unit", Err: errors.New(averr(r))}
+		} else if d.ReorderPTS { // NVDEC shows Discard units too
+			d.order.push(int64(au.PTS))
 		}
 		break
 	}
@@ -166,6 +171,7 @@ func (d *NVDEC) Flush(ctx context.Context, emit func(*frame.Frame) error) error 
 	}
 	err := d.receive(ctx, emit)
 	C.vf_nvdec_flush(d.d)
+	d.order.reset()
 	d.synced = false
 	return err
 }
@@ -185,6 +191,9 @@ func (d *NVDEC) receive(ctx context.Context, emit func(*frame.Frame) error) erro
 		}
 		if r < 0 {
 			f.Release()
+			if d.ReorderPTS {
+				d.order.lose()
+			}
 			return &DecodeError{PTS: -1, Reason: "NVDEC lost a picture", Err: errors.New(averr(r))}
 		}
 		C.vf_frame_info_get(b.f, &d.info)
@@ -199,6 +208,9 @@ func (d *NVDEC) receive(ctx context.Context, emit func(*frame.Frame) error) erro
 		f.Strides = [3]int{int(d.info.pitch0), int(d.info.pitch1)}
 		f.FullRange = d.info.full_range != 0
 		f.PTS = time.Duration(d.info.pts)
+		if d.ReorderPTS {
+			f.PTS = time.Duration(d.order.next(int64(d.info.pts), d.info.key != 0))
+		}
 		f.Index = d.n
 		d.n++
 		if err := emit(f); err != nil {

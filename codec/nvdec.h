@@ -23,7 +23,7 @@ void vf_nvdec_close(vf_nvdec *d);
 // Frame accessors (AVFrame fields, so that Go needs no struct layout).
 typedef struct {
 	uintptr_t data0, data1;
-	int pitch0, pitch1, width, height, format, full_range;
+	int pitch0, pitch1, width, height, format, full_range, key;
 	int64_t pts;
 } vf_frame_info;
 void vf_frame_info_get(const AVFrame *f, vf_frame_info *i);

@@ -29,6 +29,8 @@ type NVDECStream struct {
 	Codec media.Codec
 	// Frames is how many decoded frames the pipeline may hold at once (≤ 16); 0: DefaultNVDECFrames.
 	Frames int
+	// ReorderPTS re-stamps the frames in presentation order (Decoder.ReorderPTS).
+	ReorderPTS bool
 
 	nv     NVDEC
 	stream *cuda.Stream
@@ -51,7 +53,7 @@ func (d *NVDECStream) Init() error {
 	if d.stream, err = d.Device.NewStream(); err != nil {
 		return err
 	}
-	d.nv = NVDEC{Device: d.Device, Stream: d.stream, Codec: d.Codec, Frames: d.Frames}
+	d.nv = NVDEC{Device: d.Device, Stream: d.stream, Codec: d.Codec, Frames: d.Frames, ReorderPTS: d.ReorderPTS}
 	if err := d.nv.Init(); err != nil {
 		d.stream.Destroy()
 		d.stream = nil

@@ -63,4 +63,8 @@ type StreamInfo struct {
 	Frames int64
 	// Duration of a finite source; 0 when unknown.
 	Duration time.Duration
+	// PTSInDecodeOrder reports access units stamped by a frame count in decoding order, not
+	// with presentation times (raw Annex-B streams carry none): with B-frames the decoder must
+	// re-stamp its frames in presentation order (codec.Decoder.ReorderPTS).
+	PTSInDecodeOrder bool
 }

@@ -19,10 +19,11 @@ import (
 
 func assets(t testing.TB) string { return filepath.Join(testutil.Root(t), "assets") }
 
-// recorder is a sink keeping (stream, frame) in arrival order.
+// recorder is a sink keeping (stream, frame, PTS) in arrival order.
 type recorder struct {
 	mu     sync.Mutex
 	frames map[string][]int64
+	pts    map[string][]time.Duration
 }
 
 func (r *recorder) Write(res *sink.Result) error {
@@ -30,8 +31,10 @@ func (r *recorder) Write(res *sink.Result) error {
 	defer r.mu.Unlock()
 	if r.frames == nil {
 		r.frames = map[string][]int64{}
+		r.pts = map[string][]time.Duration{}
 	}
 	r.frames[res.Stream] = append(r.frames[res.Stream], res.Frame)
+	r.pts[res.Stream] = append(r.pts[res.Stream], res.PTS)
 	return nil
 }
 

@@ -41,8 +41,9 @@ var nanos = astiav.NewRational(1, int(time.Second))
 // in presentation order has PTS 0; DTS is negative for the first frames of a stream with
 // B-frames, and PTS for the pre-roll pictures an MP4 edit list discards (AccessUnit.Discard).
 // A packet without DTS gets the previous DTS plus one frame duration (1/frame rate), one
-// without PTS its DTS: raw .h264/.h265 files have no timestamps at all, so with B-frames their
-// PTS are in decoding order, not presentation order.
+// without PTS its DTS: raw .h264/.h265 files have no timestamps at all, so their PTS count
+// frames in decoding order, not presentation order (with B-frames), and Info says so
+// (PTSInDecodeOrder: the decoder re-stamps the frames, codec.Decoder.ReorderPTS).
 //
 // Read does not allocate in steady state: AccessUnit.Data is a view of FFmpeg's packet buffer,
 // valid until the next Read or Close.
@@ -186,6 +187,8 @@ func (s *Source) selectStream() error {
 		s.frameDur = 1
 	}
 	s.info.Frames = s.stream.NbFrames()
+	// raw elementary streams: fill stamps PTS from a frame count in decoding order
+	s.info.PTSInDecodeOrder = s.rawStream()
 	if d := s.stream.Duration(); d > 0 && d != astiav.NoPtsValue {
 		s.info.Duration = time.Duration(astiav.RescaleQ(d, s.tb, nanos))
 	} else if d := s.fc.Duration(); d > 0 && d != astiav.NoPtsValue {
@@ -325,7 +328,7 @@ func (s *Source) fill(p *astiav.Packet) *media.AccessUnit {
 		}
 	}
 	// Raw Annex-B streams carry no timestamps: DTS then counts frames in decoding order, and
-	// PTS follows DTS, which is right only for streams without B-frames.
+	// PTS follows DTS, which is right only for streams without B-frames (PTSInDecodeOrder).
 	switch {
 	case dts != astiav.NoPtsValue:
 		dts -= s.start
@@ -388,7 +391,7 @@ func (s *Source) rewind() error {
 	byteSeek := func() error {
 		return s.fc.SeekFrame(-1, 0, astiav.NewSeekFlags(astiav.SeekFlagByte, astiav.SeekFlagBackward))
 	}
-	if s.fc.InputFormat().Flags().Has(astiav.IOFormatFlagNotimestamps) {
+	if s.rawStream() {
 		if err := byteSeek(); err != nil {
 			return fmt.Errorf("file %s: rewinding the elementary stream to loop: %w", s.Path, err)
 		}
@@ -403,6 +406,13 @@ func (s *Source) rewind() error {
 		return fmt.Errorf("file %s: seeking to the start to loop: %w", s.Path, err)
 	}
 	return nil
+}
+
+// rawStream reports an elementary stream without timestamps: FFmpeg's h264 and hevc
+// demuxers (flagged AVFMT_NOTIMESTAMPS since FFmpeg 6, not before).
+func (s *Source) rawStream() bool {
+	f := s.fc.InputFormat()
+	return f.Flags().Has(astiav.IOFormatFlagNotimestamps) || f.Name() == "h264" || f.Name() == "hevc"
 }
 
 // Info describes the video stream: codec, size, frame rate, container frame count (0 when the

@@ -223,6 +223,9 @@ func TestLoopRaw(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
+			if !s.Info().PTSInDecodeOrder {
+				t.Fatal("raw stream's PTS not reported as a decoding-order count (PTSInDecodeOrder)")
+			}
 			frameDur := time.Duration(float64(time.Second) / s.Info().FrameRate)
 			var lastPTS, lastDTS time.Duration
 			for i := range 3 * len(ref) {
