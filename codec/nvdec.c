@@ -115,6 +115,10 @@ void vf_frame_info_get(const AVFrame *f, vf_frame_info *i) {
 	i->format = AV_PIX_FMT_NONE;
 	if (f->hw_frames_ctx) i->format = ((AVHWFramesContext *)f->hw_frames_ctx->data)->sw_format;
 	i->full_range = f->color_range == AVCOL_RANGE_JPEG;
-	i->key = f->key_frame;
+#ifdef AV_FRAME_FLAG_KEY
+	i->key = (f->flags & AV_FRAME_FLAG_KEY) != 0;
+#else
+	i->key = f->key_frame; // FFmpeg before 6.1
+#endif
 	i->pts = f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
 }
