@@ -354,6 +354,14 @@ func (r *hostRig) add(t *testing.T, id, model string, src *fakeSource, drop conf
 	}
 }
 
+// wait waits for every stream added to end and its frames to go through (Pipeline.Wait).
+func (r *hostRig) wait(t *testing.T, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { r.p.Wait(); close(done) }()
+	testutil.Within(t, hostWait, what, done)
+}
+
 func (r *hostRig) stats(t *testing.T, id string) pipeline.StreamStatus {
 	t.Helper()
 	s, ok := r.p.Stream(id)
@@ -393,9 +401,7 @@ func TestHostStagedBatches(t *testing.T) {
 	for _, id := range []string{"a", "b", "c"} {
 		r.add(t, id, "m", &fakeSource{n: n}, config.DropBlock, pres[id])
 	}
-	done := make(chan struct{})
-	go func() { r.p.Wait(); close(done) }()
-	testutil.Within(t, hostWait, "the files to end", done)
+	r.wait(t, "the files to end")
 	var pools []*frame.Pool
 	sts := map[string]pipeline.StreamStatus{}
 	for _, id := range []string{"a", "b", "c"} {
@@ -478,9 +484,7 @@ func TestHostReloadStaged(t *testing.T) {
 		t.Fatal("the old version was freed while its batches were in the worker")
 	}
 	e.open()
-	done := make(chan struct{})
-	go func() { r.p.Wait(); close(done) }()
-	testutil.Within(t, hostWait, "the file to end", done)
+	r.wait(t, "the file to end")
 	st := r.stats(t, "a")
 	r.stop(t, st.Pool)
 	r.sink.check(t)
@@ -511,9 +515,7 @@ func TestHostRemoveMidBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.open()
-	done := make(chan struct{})
-	go func() { r.p.Wait(); close(done) }()
-	testutil.Within(t, hostWait, "the file to end and the removed stream to drain", done)
+	r.wait(t, "the file to end and the removed stream to drain")
 	file := r.stats(t, "file")
 	r.stop(t, live.Pool, file.Pool)
 	r.sink.check(t)
@@ -535,9 +537,7 @@ func TestHostCascadeShared(t *testing.T) {
 	r.models.cascades["m"] = []pipeline.Cascade{{Model: "s"}}
 	r.add(t, "p", "m", &fakeSource{n: n}, config.DropBlock, nil)
 	r.add(t, "q", "s", &fakeSource{n: n}, config.DropBlock, nil)
-	done := make(chan struct{})
-	go func() { r.p.Wait(); close(done) }()
-	testutil.Within(t, hostWait, "the files to end", done)
+	r.wait(t, "the files to end")
 	p, q := r.stats(t, "p"), r.stats(t, "q")
 	r.stop(t, p.Pool, q.Pool)
 	r.sink.check(t)
@@ -567,9 +567,7 @@ func TestHostModelClosed(t *testing.T) {
 	e.staged(t, 2)
 	e.cur.Swap(nil).Release()
 	e.open()
-	done := make(chan struct{})
-	go func() { r.p.Wait(); close(done) }()
-	testutil.Within(t, hostWait, "the file to end", done)
+	r.wait(t, "the file to end")
 	st := r.stats(t, "a")
 	r.stop(t, st.Pool)
 	r.sink.check(t)
