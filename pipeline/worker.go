@@ -52,7 +52,7 @@ type stagedBatch struct {
 // model while this goroutine, locked to its OS thread, runs the batch before it and routes its
 // results. So preprocessing batch k+1 overlaps inference of batch k, no frame is copied between
 // the two, and only the frames of two batches are ever preprocessed (the queues hold decoded
-// frames, a third of the size of a float32 input at 416×416 from 768×432).
+// frames: 0.5 MB each at 768×432 I420 against 2 MB for a float32 input of 416×416).
 func (m *modelRunner) run(ctx context.Context) {
 	defer close(m.done)
 	free := make(chan *stagedBatch, 2)
