@@ -1,34 +1,15 @@
 package cluster
 
 import (
-	"bytes"
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/testutil"
 )
-
-// logBuf is a log destination a test reads while nodes write.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // reported: the log reports peer's clock off by about want (the heartbeat's way to the server
 // counts in).
@@ -52,7 +33,7 @@ func TestClockOff(t *testing.T) {
 	w := newWorld()
 	seed := streamsN(12)
 	ids := sortedIDs(seed)
-	logs := &logBuf{}
+	logs := &testutil.LogBuffer{}
 	clock := func(off time.Duration) func(*Options) {
 		return func(o *Options) {
 			o.Config.Lease = config.Duration(lease)

@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -166,7 +165,7 @@ func TestRuntimeImage(t *testing.T) {
 	script := containerScript(rootfs, mounts, df, env, argv)
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--fork", "--", "/bin/sh", "-c", script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var logs syncBuffer
+	var logs testutil.LogBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	must(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -358,19 +357,6 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
-// syncBuffer collects the container's output from two pipes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // jobFiles writes the file job both image tests run: a config serving the API on host and a
 // free port, and a writable data folder (detections.jsonl goes there; the clip is mounted at
