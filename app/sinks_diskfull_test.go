@@ -238,8 +238,10 @@ func (r *diskFullRig) deliverAll() {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { b.Close() })
+	// The worker acknowledges a batch, then counts it delivered: wait for both.
 	testutil.Eventually(r.t, diskFullWait, "the outbox delivered", func() bool {
-		return r.view().api.Depth == 0
+		v := r.view().api
+		return v.Depth == 0 && v.Delivered+v.Dropped["disk_full"] == r.written
 	})
 	v := r.check(api.OutboxOK)
 	if v.api.Delivered+v.api.Dropped["disk_full"] != r.written || !v.api.Up {
