@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	scene "github.com/vinfer/vinfer/event"
 	"github.com/vinfer/vinfer/internal/defs"
+	"github.com/vinfer/vinfer/metrics"
 	"net/http"
 	"strings"
 	"sync"
@@ -203,13 +204,18 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	// send writes buf within eventWriteTimeout: a client that stops reading is dropped.
+	// send writes buf within eventWriteTimeout: a client that stops reading is dropped (and
+	// counted).
 	send := func(buf []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout))
-		if _, err := w.Write(buf); err != nil {
-			return false
+		_, err := w.Write(buf)
+		if err == nil {
+			err = rc.Flush()
 		}
-		return rc.Flush() == nil
+		if err != nil {
+			s.subscriberGone(metrics.SubscriberSSE, r, err)
+		}
+		return err == nil
 	}
 	if !send([]byte("retry: 2000\n\n")) {
 		return
@@ -244,7 +250,6 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if !send(buf) {
-			s.Log.Debug("api: event stream client too slow, dropped", "remote", r.RemoteAddr)
 			return
 		}
 	}
@@ -295,6 +300,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 			err := c.Write(wctx, websocket.MessageText, msg)
 			done()
 			if err != nil {
+				s.subscriberGone(metrics.SubscriberWS, r, err)
 				return
 			}
 			s.Metrics.ObserveEvent("websocket")

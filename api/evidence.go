@@ -181,7 +181,8 @@ func boxesParam(r *http.Request) bool {
 }
 
 // serveEvidence serves a file with http.ServeContent: Range, If-Range and If-Modified-Since,
-// so a browser's video element can seek.
+// so a browser's video element can seek. More than maxRanges ranges, or overlapping ones, get
+// 416 (rangesOK).
 func (s *Server) serveEvidence(w http.ResponseWriter, r *http.Request, kind defs.EvidenceFileKind, ctype string) {
 	if s.evidenceOff(w) {
 		return
@@ -200,6 +201,11 @@ func (s *Server) serveEvidence(w http.ResponseWriter, r *http.Request, kind defs
 	}
 	// A long clip over a slow link may take longer than the API's write timeout.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(10 * time.Minute))
+	if h := r.Header.Get("Range"); h != "" && !rangesOK(h, st.Size()) {
+		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(st.Size(), 10))
+		writeError(w, http.StatusRequestedRangeNotSatisfiable, "range: at most %d ranges, none overlapping", maxRanges)
+		return
+	}
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", "private, max-age=3600")
 	http.ServeContent(w, r, "", st.ModTime(), f)

@@ -30,7 +30,7 @@ func (a *App) Sinks() []defs.SinkInfo {
 		info := defs.SinkInfo{Name: d.Name(), Type: d.Type(), Up: st.Up, LastError: st.LastError,
 			Delivered: st.Delivered, Retried: st.Retried, Failed: st.Failed, Undeliverable: st.Undeliverable,
 			Dropped: make(map[string]uint64, outbox.NumReasons), Depth: st.Depth, DepthBytes: st.DepthBytes,
-			OldestAge: st.OldestAge}
+			OldestAge: st.OldestAge, DiskFullSince: st.DiskFullSince}
 		for r := range outbox.NumReasons {
 			info.Dropped[r.String()] = st.Dropped[r]
 		}

@@ -13,6 +13,9 @@ type Stats struct {
 	Up        bool
 	DownSince time.Time
 	LastError string
+	// DiskFullSince is when the sink's outbox found its file system full: new records are
+	// dropped (Dropped[outbox.ReasonDiskFull]) until one is written again; zero meanwhile.
+	DiskFullSince time.Time
 	// Delivered counts records the Publisher acknowledged.
 	Delivered uint64
 	// Retried counts records published again after a failed attempt.

@@ -241,6 +241,7 @@ func (w *Worker) Stats() Stats {
 		Depth:         cs.Records,
 		DepthBytes:    cs.Bytes,
 	}
+	st.DiskFullSince = w.Outbox.Stats().DiskFullSince
 	if !cs.Oldest.IsZero() {
 		st.OldestAge = max(time.Since(cs.Oldest), 0)
 	}

@@ -50,10 +50,11 @@ var (
 	descSinkRetried   = desc("sink_retried_total", "Records sent again after a failed delivery attempt.", "sink")
 	descSinkFailed    = desc("sink_failed_total", "Delivery attempts that failed (broker down, timeout, refused).", "sink")
 	descSinkUndeliv   = desc("sink_undeliverable_total", "Records skipped as impossible to deliver (rejected payload, too large).", "sink")
-	descSinkDropped   = desc("sink_dropped_total", "Records the sink's outbox dropped before delivery, by reason: full, age, rejected, corrupt.", "sink", "reason")
+	descSinkDropped   = desc("sink_dropped_total", "Records the sink's outbox dropped before delivery, by reason: full, age, rejected, corrupt, disk_full.", "sink", "reason")
 	descSinkDepth     = desc("sink_outbox_depth", "Undelivered records in the sink's outbox.", "sink")
 	descSinkDepthB    = desc("sink_outbox_depth_bytes", "Bytes of the undelivered records in the sink's outbox.", "sink")
 	descSinkOldest    = desc("sink_oldest_age_seconds", "Age of the oldest undelivered record in the sink's outbox (0 when none).", "sink")
+	descSinkDiskFull  = desc("sink_outbox_disk_full", "1 while the sink's outbox finds its file system full (new records dropped, reason disk_full), else 0.", "sink")
 	descSinkUp        = desc("sink_up", "1 while the sink's deliveries succeed, 0 from a failed attempt until the next success.", "sink")
 )
 
@@ -67,7 +68,7 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 		descConnFail, descRTPPackets, descRTPLost, descSourceDropped, descModelLoaded, descModelLoadSec,
 		descModelLoads, descBatches, descBatchFrames, descThroughput, descCapacity, descEfficiency,
 		descGPUUsed, descGPUTotal, descZoneObjects, descZoneEvents, descLineCross, descSinkDelivered, descSinkRetried,
-		descSinkFailed, descSinkUndeliv, descSinkDropped, descSinkDepth, descSinkDepthB, descSinkOldest, descSinkUp} {
+		descSinkFailed, descSinkUndeliv, descSinkDropped, descSinkDepth, descSinkDepthB, descSinkOldest, descSinkDiskFull, descSinkUp} {
 		ch <- d
 	}
 	for _, d := range evidenceDescs {
@@ -213,6 +214,11 @@ func collectSink(si defs.SinkInfo, counter, gauge func(*prometheus.Desc, float64
 		up = 1
 	}
 	gauge(descSinkUp, up, si.Name)
+	full := 0.0
+	if !si.DiskFullSince.IsZero() {
+		full = 1
+	}
+	gauge(descSinkDiskFull, full, si.Name)
 }
 
 // streamStates are the values of vinfer_stream_state's state label.

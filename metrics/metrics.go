@@ -64,6 +64,7 @@ type Metrics struct {
 	requests      *prometheus.CounterVec   // {route, code}
 	events        *prometheus.CounterVec   // {transport}
 	forwarded     *prometheus.CounterVec   // {node, result}
+	subsDropped   *prometheus.CounterVec   // {kind}: subscribers.go
 
 	rates *Rates
 
@@ -133,7 +134,9 @@ func New() *Metrics {
 			Help: "Per-stream API requests this node forwarded to the node that runs the stream, by that node and result (ok: it answered, error: it did not).",
 		}, []string{"node", "result"}),
 	}
+	m.subsDropped = newSubscribersDropped()
 	m.rates = newRates(m)
+	m.Registry.MustRegister(m.subsDropped)
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

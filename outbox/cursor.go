@@ -66,8 +66,30 @@ func readCursor(path string) (uint64, error) {
 }
 
 // writeCursor replaces a consumer's cursor file atomically: it writes a temporary file, syncs
-// it, renames it over the cursor file and syncs the directory (no syncs unless durable).
+// it, renames it over the cursor file and syncs the directory (no syncs unless durable). When
+// the file system has no space for the temporary file, it overwrites the cursor file in place
+// (its 16 bytes need no new block): a crash in the middle of that write leaves a cursor that
+// fails its checksum, and the consumer starts again at the oldest record (duplicates, no loss).
 func writeCursor(dir, name string, seq uint64, durable bool) error {
+	err := replaceCursor(dir, name, seq, durable)
+	if !noSpace(err) {
+		return err
+	}
+	f, oerr := os.OpenFile(filepath.Join(dir, name+cursorExt), os.O_WRONLY, 0)
+	if oerr != nil {
+		return err
+	}
+	_, err = f.WriteAt(encodeCursor(seq), 0)
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func replaceCursor(dir, name string, seq uint64, durable bool) error {
 	create := func(name string) (atomicfile.File, error) {
 		return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
 	}

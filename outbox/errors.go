@@ -9,6 +9,10 @@ var (
 	// ErrFull is returned by Append when the record does not fit under MaxBytes and Full is
 	// Reject.
 	ErrFull = errors.New("outbox: full")
+	// ErrDiskFull is returned by Append when its file system has no space left for the
+	// record (it wraps the system's error: ENOSPC, EDQUOT or EFBIG); the record is counted
+	// dropped (ReasonDiskFull).
+	ErrDiskFull = errors.New("outbox: no space left for the record")
 	// ErrCorrupt reports a record or file that fails its checks.
 	ErrCorrupt = errors.New("outbox: corrupt data")
 	// ErrTooLarge is returned by Append for a record above MaxRecordSize.

@@ -74,6 +74,7 @@ type Outbox struct {
 	ageTimer    *time.Timer
 	ageDeadline time.Time
 	lastDrop    [NumReasons]time.Time
+	fullFrom    uint64 // Stats.Dropped[ReasonDiskFull] when the disk-full episode began
 	stats       Stats
 
 	syncMu sync.Mutex
@@ -145,8 +146,9 @@ func (o *Outbox) Init() error {
 }
 
 // Append adds a record and returns its sequence number. Under FsyncAlways it returns once the
-// record is durable. Errors: ErrTooLarge, ErrFull (Reject), ErrClosed, an I/O error (the
-// record is not in the log), or, under FsyncAlways, an fsync error with the sequence number (the
+// record is durable. Errors: ErrTooLarge, ErrFull (Reject), ErrDiskFull (no space left on
+// the file system; counted as ReasonDiskFull, and each Append tries again), ErrClosed, another
+// I/O error (the record is not in the log), or, under FsyncAlways, an fsync error with the sequence number (the
 // record is in the log but may not survive a crash).
 func (o *Outbox) Append(data []byte) (uint64, error) {
 	if len(data) > o.MaxRecordSize {
@@ -159,39 +161,18 @@ func (o *Outbox) Append(data []byte) (uint64, error) {
 	}
 	now := o.now()
 	o.expire(now)
-	size := encodedSize(len(data))
-	roll := o.active == nil || o.active.size+size > o.SegmentSize && o.active.count() > 0
-	need := size
-	if roll {
-		need += segHeaderSize
+	seq, err := o.write(data, now)
+	if noSpace(err) && o.reclaim() {
+		seq, err = o.write(data, now) // delivered segments gave their space back: once more
 	}
-	if o.Full == Reject && o.bytes+need > o.MaxBytes {
-		o.collect()
-		if o.bytes+need > o.MaxBytes {
-			o.reject(now)
-			o.mu.Unlock()
-			return 0, ErrFull
+	if err != nil {
+		if noSpace(err) {
+			err = o.diskFull(err, now)
 		}
-	}
-	if roll {
-		if err := o.roll(); err != nil {
-			o.mu.Unlock()
-			return 0, err
-		}
-	}
-	o.makeRoom(size, now)
-	s, seq := o.active, o.nextSeq
-	o.buf = appendRecord(o.buf[:0], seq, now.UnixNano(), data)
-	if _, err := s.f.WriteAt(o.buf, s.size); err != nil {
-		// Whatever reached the file beyond s.size is never read and is cut at the next Init.
-		o.seal(s)
 		o.mu.Unlock()
 		return 0, err
 	}
-	s.note(seq, s.size, s.size+size, now.UnixNano())
-	o.bytes += size
-	o.nextSeq++
-	o.written = seq
+	o.writable(now)
 	o.stats.Appended++
 	if o.waiting {
 		close(o.notify)
@@ -209,6 +190,44 @@ func (o *Outbox) Append(data []byte) (uint64, error) {
 	if o.Fsync == FsyncAlways {
 		return seq, o.syncTo(seq)
 	}
+	return seq, nil
+}
+
+// write appends one record to the active segment, rolling and making room first. Called with
+// o.mu held.
+func (o *Outbox) write(data []byte, now time.Time) (uint64, error) {
+	size := encodedSize(len(data))
+	roll := o.active == nil || o.active.size+size > o.SegmentSize && o.active.count() > 0
+	need := size
+	if roll {
+		need += segHeaderSize
+	}
+	if o.Full == Reject && o.bytes+need > o.MaxBytes {
+		o.collect()
+		if o.bytes+need > o.MaxBytes {
+			o.reject(now)
+			return 0, ErrFull
+		}
+	}
+	if roll {
+		if err := o.roll(); err != nil {
+			return 0, err
+		}
+	}
+	o.makeRoom(size, now)
+	s, seq := o.active, o.nextSeq
+	o.buf = appendRecord(o.buf[:0], seq, now.UnixNano(), data)
+	if _, err := s.f.WriteAt(o.buf, s.size); err != nil {
+		// Give back what reached the file (else it would be cut at the next Init) and seal the
+		// segment, so that it can be deleted once delivered.
+		s.f.Truncate(s.size)
+		o.seal(s)
+		return 0, err
+	}
+	s.note(seq, s.size, s.size+size, now.UnixNano())
+	o.bytes += size
+	o.nextSeq++
+	o.written = seq
 	return seq, nil
 }
 

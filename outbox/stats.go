@@ -15,6 +15,9 @@ const (
 	ReasonRejected
 	// ReasonCorrupt: records behind a checksum failure found while reading.
 	ReasonCorrupt
+	// ReasonDiskFull: new records Append could not write for lack of space (ENOSPC, EDQUOT,
+	// EFBIG).
+	ReasonDiskFull
 	// NumReasons is the number of reasons.
 	NumReasons
 )
@@ -29,6 +32,8 @@ func (r Reason) String() string {
 		return "rejected"
 	case ReasonCorrupt:
 		return "corrupt"
+	case ReasonDiskFull:
+		return "disk_full"
 	}
 	return "unknown"
 }
@@ -47,6 +52,9 @@ type Stats struct {
 	// is no consumer). Records a reader gives up later (ConsumerStats.Held at Rewind or
 	// Close) count in that consumer's Dropped only.
 	Dropped [NumReasons]uint64
+	// DiskFullSince is when Append last found no space to write a record, and every Append
+	// since failed for lack of space; zero while records are written.
+	DiskFullSince time.Time
 	// Truncations and TruncatedBytes count the segments cut at Init (torn or corrupt tails).
 	Truncations    int
 	TruncatedBytes int64

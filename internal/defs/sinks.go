@@ -21,8 +21,11 @@ type SinkInfo struct {
 	// failed attempts, Undeliverable records skipped as impossible to deliver.
 	Delivered, Retried, Failed, Undeliverable uint64
 	// Dropped counts records the outbox dropped before delivery, by reason (full, age,
-	// rejected, corrupt).
+	// rejected, corrupt, disk_full).
 	Dropped map[string]uint64
+	// DiskFullSince is when the outbox's file system filled up (new records are dropped,
+	// disk_full, until one can be written again); zero while records are written.
+	DiskFullSince time.Time
 	// Depth and DepthBytes are the undelivered records and their bytes; OldestAge the age of
 	// the oldest (0 when none).
 	Depth      uint64

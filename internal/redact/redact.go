@@ -136,6 +136,33 @@ func replaceUserForms(msg, name string) string {
 	}
 }
 
+// replaceValue replaces secret where it occurs as a value of its own, not inside a longer word:
+// an end of secret that is a letter or digit must not touch another one in msg (a password "p"
+// leaves "tp254" alone; "s3cret" goes in "user:s3cret@", "pass=s3cret", "\"s3cret\"").
+func replaceValue(msg, secret string) string {
+	if secret == "" {
+		return msg
+	}
+	first, last := isWordByte(secret[0]), isWordByte(secret[len(secret)-1])
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, secret)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		end := i + len(secret)
+		if (!first || i == 0 || !isWordByte(msg[i-1])) && (!last || end == len(msg) || !isWordByte(msg[end])) {
+			b.WriteString(msg[:i])
+			b.WriteString(Mark)
+			msg = msg[end:]
+			continue
+		}
+		b.WriteString(msg[:i+1]) // a later occurrence may start inside this one
+		msg = msg[i+1:]
+	}
+}
+
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
 }
@@ -172,7 +199,8 @@ func Source(raw string) string {
 
 // Message removes a source's secrets from a message that may quote it (an error from
 // opening the source): the raw URL becomes the redacted one, and the password and the values of
-// password-like query and path parameters become REDACTED wherever they still appear. The user
+// password-like query and path parameters become REDACTED wherever they still appear as values
+// (not inside a longer word: replaceValue). The user
 // name only where it is quoted as one (user:…, user@…, user=…): it may be an ordinary word.
 func Message(msg, raw string) string {
 	if !strings.Contains(raw, "://") {
@@ -193,7 +221,10 @@ func Message(msg, raw string) string {
 	}
 	if u.User != nil {
 		if p, ok := u.User.Password(); ok && p != "" {
-			msg = strings.ReplaceAll(msg, p, Mark)
+			msg = replaceValue(msg, p)
+			if _, esc, ok := strings.Cut(u.User.String(), ":"); ok && esc != p {
+				msg = replaceValue(msg, esc) // as written in the URL: percent-encoded
+			}
 		}
 		msg = strings.ReplaceAll(msg, u.User.String()+"@", Mark+"@")
 		msg = replaceUserForms(msg, u.User.Username())
@@ -206,8 +237,8 @@ func Message(msg, raw string) string {
 		}
 		for _, v := range vals {
 			msg = strings.ReplaceAll(msg, k+"="+v, k+"="+Mark)
-			if len(v) >= 4 && !isUserParam(k) { // shorter values would mangle unrelated words
-				msg = strings.ReplaceAll(msg, v, Mark)
+			if len(v) >= 4 && !isUserParam(k) { // shorter values would redact ordinary words
+				msg = replaceValue(msg, v)
 			}
 		}
 	}
@@ -237,7 +268,7 @@ func scrubUserinfo(msg, info string) string {
 	slices.SortFunc(pieces, func(a, b string) int { return len(b) - len(a) }) // wholes before parts
 	for _, p := range pieces {
 		if p != "" {
-			msg = strings.ReplaceAll(msg, p, Mark)
+			msg = replaceValue(msg, p)
 		}
 	}
 	return replaceUserForms(msg, user)

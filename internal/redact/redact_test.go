@@ -150,3 +150,22 @@ func TestScrubMessageUserName(t *testing.T) {
 		}
 	}
 }
+
+// TestScrubMessageValueNotSubstring: a short password is redacted where it stands as a value,
+// never inside an unrelated word (issue 25, item 8: a one-letter password "p" turned the stream
+// id "tp254" into "tREDACTED254").
+func TestScrubMessageValueNotSubstring(t *testing.T) {
+	for _, tc := range []struct{ raw, msg, want string }{
+		{"rtsp://admin:p@cam/tp254", "stream tp254: dial rtsp://admin:p@cam/tp254: auth p refused (\"p\")",
+			"stream tp254: dial rtsp://REDACTED@cam/tp254: auth REDACTED refused (\"REDACTED\")"},
+		{"rtsp://admin:p@cam/tp254", "stream tp254: admin:p rejected", "stream tp254: REDACTED:REDACTED rejected"},
+		{"rtsp://u:live@cam/live2", "live2 live stream: password live", "live2 REDACTED stream: password REDACTED"},
+		{"rtsp://cam/x?password=cam1&stream=cam12", "cam12: password=cam1 (cam1)", "cam12: password=REDACTED (REDACTED)"},
+		{"rtsp://u:p%40ss@cam/live", "auth u:p%40ss failed (p@ss)", "auth REDACTED:REDACTED failed (REDACTED)"},
+		{"rtsp://u:p4ss#word@cam/x", "invalid port \":p4ss\" after host, p4ssword", "invalid port \":REDACTED\" after host, p4ssword"},
+	} {
+		if got := Message(tc.msg, tc.raw); got != tc.want {
+			t.Errorf("Message(%q, %q)\n = %q\nwant %q", tc.msg, tc.raw, got, tc.want)
+		}
+	}
+}

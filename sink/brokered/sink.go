@@ -101,8 +101,9 @@ func (k *Sink) Type() string { return k.typ }
 func (k *Sink) Outbox() *outbox.Outbox { return k.ob }
 
 // Write appends r's events and, sampled, its detections to the outbox (see Settings.Carry). A
-// record larger than the outbox accepts is skipped and counted (Stats().Undeliverable); an
-// outbox I/O error is returned.
+// record larger than the outbox accepts is skipped and counted (Stats().Undeliverable); one the
+// outbox has no room for (its file system full) is counted dropped by the outbox
+// (Stats().Dropped, disk_full); another outbox I/O error is returned.
 func (k *Sink) Write(r *sink.Result) error {
 	if k.closed {
 		return ErrClosed
@@ -178,7 +179,10 @@ func routable(s string) string {
 
 func (k *Sink) append(b []byte) error {
 	_, err := k.ob.Append(b)
-	if errors.Is(err, outbox.ErrTooLarge) || errors.Is(err, outbox.ErrFull) {
+	if errors.Is(err, outbox.ErrDiskFull) || errors.Is(err, outbox.ErrFull) {
+		return nil // counted dropped and logged by the outbox
+	}
+	if errors.Is(err, outbox.ErrTooLarge) {
 		n := k.tooLarge.Add(1)
 		if now := time.Now(); now.Sub(k.lastLog) >= time.Minute {
 			k.lastLog = now
@@ -189,8 +193,8 @@ func (k *Sink) append(b []byte) error {
 	return err
 }
 
-// Stats returns the sink's delivery counters and outbox backlog; records Write could not
-// queue count as Undeliverable.
+// Stats returns the sink's delivery counters and outbox backlog; records too large for the
+// outbox count as Undeliverable.
 func (k *Sink) Stats() deliver.Stats {
 	st := k.w.Stats()
 	st.Undeliverable += k.tooLarge.Load()
