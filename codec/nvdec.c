@@ -73,16 +73,18 @@ fail:
 	return ret;
 }
 
-int vf_nvdec_send(vf_nvdec *d, const uint8_t *data, int size, int64_t pts) {
+int vf_nvdec_send(vf_nvdec *d, const uint8_t *data, int size, int64_t pts, int discard) {
 	if (!data) return avcodec_send_packet(d->cc, NULL);
 	// Not reference counted: avcodec_send_packet copies the bytes, so data may be Go memory.
 	d->pkt->data = (uint8_t *)data;
 	d->pkt->size = size;
 	d->pkt->pts = pts;
 	d->pkt->dts = AV_NOPTS_VALUE;
+	d->pkt->flags = discard ? AV_PKT_FLAG_DISCARD : 0; // decoded as a reference, not output
 	int ret = avcodec_send_packet(d->cc, d->pkt);
 	d->pkt->data = NULL;
 	d->pkt->size = 0;
+	d->pkt->flags = 0;
 	return ret;
 }
 

@@ -139,8 +139,12 @@ func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*fra
 		return nil
 	}
 	var sendErr error
+	discard := C.int(0)
+	if au.Discard {
+		discard = 1
+	}
 	for {
-		r := C.vf_nvdec_send(d.d, (*C.uint8_t)(unsafe.Pointer(&au.Data[0])), C.int(len(au.Data)), C.int64_t(au.PTS))
+		r := C.vf_nvdec_send(d.d, (*C.uint8_t)(unsafe.Pointer(&au.Data[0])), C.int(len(au.Data)), C.int64_t(au.PTS), discard)
 		if r == C.vf_eagain() { // the decoder holds output: drain it, then send again
 			if err := d.receive(ctx, emit); err != nil {
 				return err
@@ -149,7 +153,7 @@ func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*fra
 		}
 		if r < 0 {
 			sendErr = &DecodeError{PTS: au.PTS, Reason: "NVDEC rejected access unit", Err: errors.New(averr(r))}
-		} else if d.ReorderPTS { // NVDEC shows Discard units too
+		} else if d.ReorderPTS && !au.Discard { // a Discard unit's picture is not output
 			d.order.push(int64(au.PTS))
 		}
 		break
@@ -166,7 +170,7 @@ func (d *NVDEC) Flush(ctx context.Context, emit func(*frame.Frame) error) error 
 	if d.d == nil {
 		return errors.New("codec: NVDEC Flush before Init or after Close")
 	}
-	if r := C.vf_nvdec_send(d.d, nil, 0, 0); r < 0 && r != C.vf_eof() {
+	if r := C.vf_nvdec_send(d.d, nil, 0, 0, 0); r < 0 && r != C.vf_eof() {
 		return fmt.Errorf("codec: draining NVDEC: %s", averr(r))
 	}
 	err := d.receive(ctx, emit)

@@ -11,8 +11,9 @@ typedef struct vf_nvdec vf_nvdec;
 // stream (a CUstream). extra is the number of decoded frames the caller may hold at once. On
 // failure it returns a negative AVERROR and writes a message into err.
 int vf_nvdec_open(vf_nvdec **out, int codec_id, uintptr_t ctx, uintptr_t stream, int extra, char *err, int errlen);
-// vf_nvdec_send queues one Annex-B access unit (data NULL: drain).
-int vf_nvdec_send(vf_nvdec *d, const uint8_t *data, int size, int64_t pts);
+// vf_nvdec_send queues one Annex-B access unit (data NULL: drain); discard: decode it for
+// reference only, never output its picture (AV_PKT_FLAG_DISCARD).
+int vf_nvdec_send(vf_nvdec *d, const uint8_t *data, int size, int64_t pts, int discard);
 // vf_nvdec_receive moves the next decoded frame into dst (0), or returns AVERROR(EAGAIN) /
 // AVERROR_EOF.
 int vf_nvdec_receive(vf_nvdec *d, AVFrame *dst);

@@ -142,3 +142,44 @@ func downloadNV12(s *cuda.Stream, host *cuda.HostBuffer, f *frame.Frame) error {
 	}
 	return s.Synchronize()
 }
+
+// TestNVDECDiscard decodes the clip with one access unit marked Discard (an RTP timestamp
+// outlier, an MP4 edit-list pre-roll): its picture is decoded for reference and not output, so
+// every other picture comes out, with its own PTS.
+func TestNVDECDiscard(t *testing.T) {
+	aus, _ := clip(t)
+	d := device(t)
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	const bad = 40
+	aus[bad].Discard = true
+	var pts []time.Duration
+	err = d.RunLocked(func() error {
+		dec := &NVDEC{Device: d, Stream: s, Codec: media.CodecH264, Frames: 2}
+		if err := dec.Init(); err != nil {
+			return err
+		}
+		defer dec.Close()
+		emit := func(f *frame.Frame) error { pts = append(pts, f.PTS); f.Release(); return nil }
+		for i := range aus {
+			if err := dec.Decode(context.Background(), &aus[i], emit); err != nil {
+				return err
+			}
+		}
+		return dec.Flush(context.Background(), emit)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != len(aus)-1 {
+		t.Fatalf("%d frames of %d access units, want all but the discarded one", len(pts), len(aus))
+	}
+	for _, p := range pts {
+		if p == aus[bad].PTS {
+			t.Fatalf("the discarded access unit's picture (PTS %v) was output", p)
+		}
+	}
+}

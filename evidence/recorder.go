@@ -143,6 +143,8 @@ type job struct {
 	units []Unit
 	trunc bool
 	rec   *streamRec
+	// synced, when set, is closed once the jobs before it ran (tests wait on the writer).
+	synced chan struct{}
 }
 
 // streamRec is one stream's ring, open clip and recent tracked detections.
@@ -275,22 +277,29 @@ func probeWritable(dir string) error {
 // Ring returns the buffer of stream id, made on first use (pipeline.AUObserver).
 func (r *Recorder) Ring(id string) *Ring { return r.stream(id).ring }
 
+// known returns stream id's record, nil when it has none yet.
+func (r *Recorder) known(id string) *streamRec {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.streams[id]
+}
+
 func (r *Recorder) stream(id string) *streamRec {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.streams[id]
 	if s == nil {
-		s = &streamRec{id: id, r: r, ring: &Ring{Pre: r.Pre + r.Post, MaxBytes: r.RingBytes}}
-		s.ring.onUnit = s.onUnit
+		s = &streamRec{id: id, r: r, ring: &Ring{Pre: r.Pre + r.Post, Back: r.Pre, MaxBytes: r.RingBytes}}
+		s.ring.onUnit, s.ring.onProcessed = s.onUnit, s.onProcessed
 		r.streams[id] = s
 	}
 	return s
 }
 
 // Write records the result's selected events and remembers its tracked detections for the
-// best-frame snapshots (sink.Sink). It sets every event's Evidence (has_clip, the URLs), so
-// it must run before the sinks that encode events (app puts it first). It never waits for
-// the disk.
+// best-frame snapshots (sink.Sink); every result tells the stream's ring how far the pipeline
+// got (Ring.Processed). It sets every event's Evidence (has_clip, the URLs), so it must run
+// before the sinks that encode events (app puts it first). It never waits for the disk.
 func (r *Recorder) Write(res *sink.Result) error {
 	if r.closed.Load() || !validStream(res.Stream) {
 		return nil
@@ -300,9 +309,13 @@ func (r *Recorder) Write(res *sink.Result) error {
 		tracked = tracked || res.Detections[i].TrackID > 0
 	}
 	if !tracked && len(res.Events) == 0 {
+		if s := r.known(res.Stream); s != nil {
+			s.ring.Processed(res.PTS)
+		}
 		return nil
 	}
 	s := r.stream(res.Stream)
+	s.ring.Processed(res.PTS)
 	if tracked {
 		s.ring.mu.Lock()
 		s.observe(res)
@@ -363,15 +376,30 @@ func (s *streamRec) addEvent(ev *event.Event) {
 	}
 	row.Clip = c.id
 	r.enqueue(job{rows: []Row{row}}, "queue_full")
-	if ring.ended || (len(ring.ents) > ring.head && ring.newest >= c.end) {
+	if ring.ended || (len(ring.ents) > ring.head && s.past(ring.newest)) {
 		s.complete()
 	}
 }
 
-// onUnit completes the open clip once a unit reaches its end, or at the stream's end (u nil).
+// past reports whether the open clip is over once the newest unit is at newest: the units reach
+// its end and so do the results (an event of a later result could still extend it), or the
+// results are Pre + Post behind (a stalled pipeline no longer holds it). Called with ring.mu held.
+func (s *streamRec) past(newest time.Duration) bool {
+	end, ring := s.open.end, s.ring
+	return newest >= end && (!ring.hasDone || ring.done >= end || newest >= end+s.r.Pre+s.r.Post)
+}
+
+// onUnit completes the open clip once it is over (past), or at the stream's end (u nil).
 // Called with ring.mu held.
 func (s *streamRec) onUnit(_ *Ring, u *entry) {
-	if s.open != nil && (u == nil || u.pts >= s.open.end) {
+	if s.open != nil && (u == nil || s.past(u.pts)) {
+		s.complete()
+	}
+}
+
+// onProcessed completes the open clip once the results reach its end. Called with ring.mu held.
+func (s *streamRec) onProcessed(ring *Ring) {
+	if s.open != nil && s.past(ring.newest) {
 		s.complete()
 	}
 }
@@ -455,6 +483,10 @@ func (r *Recorder) writer() {
 }
 
 func (r *Recorder) run(j job) {
+	if j.synced != nil {
+		close(j.synced)
+		return
+	}
 	if j.rows != nil {
 		if err := r.idx.putRows(j.rows); err != nil {
 			r.failures.add("index", 1)

@@ -36,7 +36,7 @@ func TestClipAroundEvent(t *testing.T) {
 	units := readUnits(t, 30*time.Second)
 	r := newRecorder(t, t.TempDir(), nil)
 	e := ev("sample", 19100*time.Millisecond)
-	feed(r, r.Ring("sample"), units, []event.Event{e}, 300*time.Millisecond)
+	feed(r, "sample", units, []event.Event{e}, 300*time.Millisecond)
 	it := clipOf(t, r, e.ID)
 	if !it.HasClip || !it.HasSnapshot || it.Clip.Truncated {
 		t.Fatalf("item %+v clip %+v: want a clip and a snapshot, not truncated", it, it.Clip)
@@ -81,7 +81,7 @@ func TestOverlappingEventsShareClip(t *testing.T) {
 	units := readUnits(t, 40*time.Second)
 	r := newRecorder(t, t.TempDir(), func(r *Recorder) { r.Pre, r.Post, r.NewDecoder = 2*time.Second, 2*time.Second, nil })
 	a, b, c := ev("s", 10*time.Second), ev("s", 11500*time.Millisecond), ev("s", 30*time.Second)
-	feed(r, r.Ring("s"), units, []event.Event{a, b, c}, 200*time.Millisecond)
+	feed(r, "s", units, []event.Event{a, b, c}, 200*time.Millisecond)
 	ia, ib, ic := clipOf(t, r, a.ID), clipOf(t, r, b.ID), clipOf(t, r, c.ID)
 	if ia.Clip.ID != a.ID.String() || ib.Clip.ID != a.ID.String() || ic.Clip.ID != c.ID.String() {
 		t.Fatalf("clips %s %s %s: want a's for a and b, c's own", ia.Clip.ID, ib.Clip.ID, ic.Clip.ID)
@@ -102,7 +102,7 @@ func TestEventBeforeKeyFrame(t *testing.T) {
 	units := readUnits(t, 8*time.Second)[4:] // from 0.4 s: the first key frame is at 1 s
 	r := newRecorder(t, t.TempDir(), func(r *Recorder) { r.Post = 2 * time.Second; r.NewDecoder = nil })
 	e := ev("s", 500*time.Millisecond)
-	feed(r, r.Ring("s"), units, []event.Event{e}, 0)
+	feed(r, "s", units, []event.Event{e}, 0)
 	it := clipOf(t, r, e.ID)
 	if !it.HasClip || !it.Clip.Truncated || it.Clip.Start != 1 {
 		t.Fatalf("clip %+v: want one from the key frame at 1 s, truncated", it.Clip)
@@ -124,7 +124,7 @@ func TestRetentionSizeCap(t *testing.T) {
 	for _, s := range []int{10, 20, 30, 40, 50} {
 		evs = append(evs, ev("s", time.Duration(s)*time.Second))
 	}
-	feed(r, r.Ring("s"), units, evs, 0)
+	feed(r, "s", units, evs, 0)
 	for _, e := range evs {
 		clipOf(t, r, e.ID)
 	}
@@ -150,7 +150,7 @@ func TestRestartReconciles(t *testing.T) {
 	units := readUnits(t, 30*time.Second)
 	r := newRecorder(t, dir, func(r *Recorder) { r.Pre, r.Post, r.NewDecoder = time.Second, time.Second, nil })
 	a, b := ev("s", 10*time.Second), ev("s", 20*time.Second)
-	feed(r, r.Ring("s"), units, []event.Event{a, b}, 0)
+	feed(r, "s", units, []event.Event{a, b}, 0)
 	clipOf(t, r, a.ID)
 	clipOf(t, r, b.ID)
 	fa, _ := r.EvidenceFile(a.ID.String(), defs.EvidenceClipFile)
@@ -237,8 +237,7 @@ func TestDiskFull(t *testing.T) {
 		r.statfs = func(string) (int64, error) { return free.Load(), nil }
 	})
 	a := ev("s", 10*time.Second)
-	ring := r.Ring("s")
-	feed(r, ring, units[:150], []event.Event{a}, 0)
+	feed(r, "s", units[:150], []event.Event{a}, 0)
 	ia := clipOf(t, r, a.ID)
 	if ia.HasClip || ia.Clip.State != "gone" {
 		t.Fatalf("clip on a full disk: %+v", ia.Clip)
@@ -246,14 +245,14 @@ func TestDiskFull(t *testing.T) {
 	full.Store(false)
 	free.Store(1 << 20)
 	b := ev("s", 20*time.Second)
-	feed(r, ring, units[150:250], []event.Event{b}, 0)
+	feed(r, "s", units[150:250], []event.Event{b}, 0)
 	ib := clipOf(t, r, b.ID)
 	if ib.HasClip || ib.Clip.Reason != why[FailDiskFull] {
 		t.Fatalf("clip below min_free: %+v", ib.Clip)
 	}
 	free.Store(1 << 40)
 	c := ev("s", 35*time.Second)
-	feed(r, ring, units[250:], []event.Event{c}, 0)
+	feed(r, "s", units[250:], []event.Event{c}, 0)
 	if ic := clipOf(t, r, c.ID); !ic.HasClip {
 		t.Fatalf("clip with room again: %+v", ic.Clip)
 	}
@@ -336,14 +335,13 @@ func TestRetentionMaxAge(t *testing.T) {
 		r.Pre, r.Post, r.NewDecoder, r.MaxAge = time.Second, time.Second, nil, time.Hour
 		r.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 	})
-	ring := r.Ring("s")
 	g := event.NewGenerator([32]byte{9}) // ids at these times (the shared one has gone past them)
 	a := at(g, "s", 10*time.Second, base)
-	feed(r, ring, units[:150], []event.Event{a}, 0)
+	feed(r, "s", units[:150], []event.Event{a}, 0)
 	clipOf(t, r, a.ID)
 	clock.Store(base.Add(30*time.Minute + 5*time.Second).UnixNano())
 	b := at(g, "s", 30*time.Second, base.Add(30*time.Minute))
-	feed(r, ring, units[150:], []event.Event{b}, 0)
+	feed(r, "s", units[150:], []event.Event{b}, 0)
 	clipOf(t, r, b.ID)
 	fa, _ := r.EvidenceFile(a.ID.String(), defs.EvidenceClipFile)
 	fa.Close()
@@ -376,10 +374,10 @@ func TestRetentionTotalCap(t *testing.T) {
 		r.MaxBytes = 200 << 10 // a 3 s clip of the sample is about 65 KB (+64 KiB of margin)
 	})
 	a1, a2 := ev("a", 10*time.Second), ev("a", 30*time.Second)
-	feed(r, r.Ring("a"), units, []event.Event{a1, a2}, 0)
+	feed(r, "a", units, []event.Event{a1, a2}, 0)
 	clipOf(t, r, a2.ID)
 	b1, b2 := ev("b", 20*time.Second), ev("b", 40*time.Second)
-	feed(r, r.Ring("b"), units, []event.Event{b1, b2}, 0)
+	feed(r, "b", units, []event.Event{b1, b2}, 0)
 	clipOf(t, r, b2.ID)
 	st, _ := r.EvidenceStats()
 	ia1, ib2 := clipOf(t, r, a1.ID), clipOf(t, r, b2.ID)
@@ -389,5 +387,68 @@ func TestRetentionTotalCap(t *testing.T) {
 	}
 	if ia1.HasClip || ia1.Clip.Reason != why[ReasonTotalCap] || !ib2.HasClip {
 		t.Fatalf("stream a's oldest %+v, stream b's newest %+v: want a's deleted for max_bytes, b's kept", ia1.Clip, ib2.Clip)
+	}
+}
+
+// TestClipsCoverEventWindows records five events (two of them overlapping) on a camera-like
+// stream (2.5 Mbit/s, a key frame every 4.8 s, B-frames; about 1.5 MB per GOP) with pre 3 s,
+// post 2 s and the default buffer, its results 0.3 s behind the source and 4 s behind (more
+// than post): each kept clip, read back with ffprobe, starts at the key frame at or before its
+// first event − pre and lasts through its last event + post (the union of its events'
+// windows), at most one GOP more; the buffer grew past its first MiB and dropped nothing a
+// clip wanted.
+func TestClipsCoverEventWindows(t *testing.T) {
+	const (
+		pre, post = 3 * time.Second, 2 * time.Second
+		gop       = 4800 * time.Millisecond
+	)
+	units := readUnitsOf(t, motorway(t), time.Hour)
+	for _, lag := range []time.Duration{300 * time.Millisecond, 4 * time.Second} {
+		t.Run(lag.String(), func(t *testing.T) {
+			r := newRecorder(t, t.TempDir(), func(r *Recorder) { r.Pre, r.Post, r.NewDecoder = pre, post, nil })
+			var evs []event.Event
+			for _, ms := range []int{5500, 7000, 13000, 19000, 25500} {
+				evs = append(evs, ev("cars", time.Duration(ms)*time.Millisecond))
+			}
+			feed(r, "cars", units, evs, lag)
+			type clip struct {
+				from, to time.Duration // the union of its events' windows
+				item     defs.EvidenceItem
+			}
+			clips := map[string]*clip{}
+			for _, e := range evs {
+				it := clipOf(t, r, e.ID)
+				c := clips[it.Clip.ID]
+				if c == nil {
+					c = &clip{from: e.PTS - pre, to: e.PTS + post, item: it}
+					clips[it.Clip.ID] = c
+				}
+				c.from, c.to = min(c.from, e.PTS-pre), max(c.to, e.PTS+post)
+			}
+			if len(clips) != 4 {
+				t.Errorf("%d clips, want 4 (the events at 5.5 s and 7 s share one)", len(clips))
+			}
+			for id, c := range clips {
+				f, err := r.EvidenceFile(id, defs.EvidenceClipFile)
+				if err != nil {
+					t.Fatalf("clip %s: %v", id, err)
+				}
+				f.Close()
+				dur, _ := probe(t, f.Name())
+				start := time.Duration(c.item.Clip.Start * float64(time.Second))
+				t.Logf("clip %s: want %v → %v; starts %v, lasts %v (ffprobe), truncated %v", id, c.from, c.to, start, dur, c.item.Clip.Truncated)
+				if c.item.Clip.Truncated || start > c.from || start <= c.from-gop {
+					t.Errorf("clip %s starts at %v (truncated %v), want the key frame at or before %v", id, start, c.item.Clip.Truncated, c.from)
+				}
+				if end := start + dur; end < c.to || dur > c.to-c.from+gop+100*time.Millisecond {
+					t.Errorf("clip %s covers %v → %v (%v), want %v → %v, at most a GOP more", id, start, end, dur, c.from, c.to)
+				}
+			}
+			st, _ := r.EvidenceStats()
+			t.Logf("buffer: capacity %d bytes, %d overruns", st.Streams[0].BufferCapacity, st.Streams[0].BufferOverruns)
+			if s := st.Streams[0]; s.BufferOverruns != 0 || s.BufferCapacity <= 1<<20 {
+				t.Errorf("buffer: %d overruns, capacity %d bytes: want none and growth past 1 MiB", s.BufferOverruns, s.BufferCapacity)
+			}
+		})
 	}
 }

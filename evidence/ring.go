@@ -12,13 +12,17 @@ const DefaultRingBytes = 32 << 20
 
 // Ring is one stream's buffer of its source's own access units (no re-encoding), in decode
 // order, starting at a key frame: whole GOPs are dropped from the front once the next GOP
-// still reaches back Pre before the newest unit, unless a pending clip pins them. The bytes
-// live in one arena that grows up to MaxBytes and is then reused, so a stream in steady state
-// allocates nothing; when a unit does not fit, the oldest GOPs go even if pinned (the clip then
-// starts later and says so). Observe runs on the stream's goroutine, the rest anywhere.
+// still reaches back Pre before the newest unit and Back before the latest Processed PTS,
+// unless a pending clip pins them. The bytes live in one arena that grows up to MaxBytes and is
+// then reused, so a stream in steady state allocates nothing; only when a unit does not fit in
+// an arena at its bound do the oldest GOPs go even so (counted as overruns; a clip then starts
+// later and says so). Observe runs on the stream's goroutine, the rest anywhere.
 type Ring struct {
 	// Pre is how far back before the newest unit the buffer reaches (at least).
 	Pre time.Duration
+	// Back is how far back before the latest Processed PTS it reaches (at least): the results
+	// an event comes with run behind the source by the pipeline's latency.
+	Back time.Duration
 	// MaxBytes bounds the arena (default DefaultRingBytes).
 	MaxBytes int
 
@@ -32,11 +36,16 @@ type Ring struct {
 	pin    time.Duration
 	newest time.Duration
 	ended  bool
+	// done is the latest Processed PTS of this timeline, when hasDone.
+	done    time.Duration
+	hasDone bool
 
 	stats RingStats
 
-	// onUnit runs under mu after each unit is stored (clip completion).
-	onUnit func(r *Ring, au *entry)
+	// onUnit runs under mu after each unit is stored (clip completion), onProcessed after
+	// each Processed.
+	onUnit      func(r *Ring, au *entry)
+	onProcessed func(r *Ring)
 }
 
 // RingStats counts what a Ring did.
@@ -46,7 +55,8 @@ type RingStats struct {
 	// Span is the PTS from the oldest buffered unit to the newest.
 	Span time.Duration
 	// Observed counts units seen, Skipped those dropped while waiting for a key frame,
-	// Overrun GOPs dropped for room while a clip still needed them, Resets timeline restarts.
+	// Overrun GOPs dropped from an arena at MaxBytes that Pre, Back or a clip still wanted,
+	// Resets timeline restarts.
 	Observed, Skipped, Overrun, Resets int64
 }
 
@@ -94,9 +104,11 @@ func (r *Ring) ObserveAccessUnit(au *media.AccessUnit) {
 		return
 	}
 	off, ok := r.place(len(au.Data))
-	for !ok {
-		if !r.dropGOP(true) {
+	for !ok { // grow to the bound first; then drop the oldest GOP (the ring is empty at the latest)
+		if len(r.arena) < r.MaxBytes {
 			r.grow(len(au.Data))
+		} else {
+			r.dropGOP(true)
 		}
 		off, ok = r.place(len(au.Data))
 	}
@@ -117,6 +129,21 @@ func (r *Ring) ObserveAccessUnit(au *media.AccessUnit) {
 	}
 }
 
+// Processed tells the ring that the pipeline delivered its result for the frame at pts: events
+// still to come are at or after it, so the ring keeps from the key frame at or before pts − Back.
+// A pts past the newest unit (a result of the timeline before a restart) is ignored.
+func (r *Ring) Processed(pts time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ents) == r.head || pts > r.newest {
+		return
+	}
+	r.done, r.hasDone = pts, true
+	if r.onProcessed != nil {
+		r.onProcessed(r)
+	}
+}
+
 // EndOfStream marks the source's end: clips waiting for later units complete now.
 func (r *Ring) EndOfStream() {
 	r.mu.Lock()
@@ -133,6 +160,7 @@ func (r *Ring) restart() {
 		r.onUnit(r, nil)
 	}
 	r.ents, r.head, r.keys, r.wr = r.ents[:0], 0, 0, 0
+	r.hasDone = false
 	r.stats.Resets++
 }
 
@@ -153,15 +181,9 @@ func (r *Ring) place(size int) (int, bool) {
 	return r.wr, r.wr+size < first
 }
 
-// grow enlarges the arena (up to MaxBytes), moving the live units to its start.
+// grow enlarges the arena (below MaxBytes) towards it, moving the live units to its start.
 func (r *Ring) grow(need int) {
-	n := max(2*len(r.arena), 1<<20, 2*need)
-	n = min(n, r.MaxBytes)
-	if n <= len(r.arena) { // full at its bound: drop everything, pins included
-		r.stats.Overrun++
-		r.ents, r.head, r.keys, r.wr = r.ents[:0], 0, 0, 0
-		return
-	}
+	n := min(max(2*len(r.arena), 1<<20, 2*need), r.MaxBytes)
 	a := make([]byte, n)
 	wr := 0
 	for i := r.head; i < len(r.ents); i++ {
@@ -183,8 +205,8 @@ func (r *Ring) compact() {
 	}
 }
 
-// trim drops the oldest GOP while the next one still starts Pre or more before the newest unit
-// and no pin needs it.
+// trim drops the oldest GOP while the next one still starts Pre or more before the newest unit,
+// Back or more before the latest processed PTS, and no pin needs it.
 func (r *Ring) trim() {
 	for r.keys > 1 {
 		next := r.nextKey(r.head + 1)
@@ -192,6 +214,9 @@ func (r *Ring) trim() {
 			return
 		}
 		bound := r.newest - r.Pre
+		if r.hasDone {
+			bound = min(bound, r.done-r.Back)
+		}
 		if r.pinned {
 			bound = min(bound, r.pin)
 		}
@@ -203,16 +228,16 @@ func (r *Ring) trim() {
 }
 
 // dropGOP drops the units up to the second key frame (all of them when there is one GOP);
-// force counts an overrun when a pin needed them. It reports whether anything was dropped.
-func (r *Ring) dropGOP(force bool) bool {
+// force (no room) counts an overrun: trim keeps only what Pre, Back or a pin want.
+func (r *Ring) dropGOP(force bool) {
 	if len(r.ents) == r.head {
-		return false
+		return
 	}
 	next := r.nextKey(r.head + 1)
 	if next < 0 {
 		next = len(r.ents)
 	}
-	if force && r.pinned {
+	if force {
 		r.stats.Overrun++
 	}
 	for i := r.head; i < next; i++ {
@@ -224,7 +249,6 @@ func (r *Ring) dropGOP(force bool) bool {
 	if r.head == len(r.ents) {
 		r.ents, r.head, r.wr = r.ents[:0], 0, 0
 	}
-	return true
 }
 
 func (r *Ring) nextKey(from int) int {

@@ -105,3 +105,23 @@ func TestRingNoAllocsSteadyState(t *testing.T) {
 		t.Fatalf("%.1f allocations per access unit, want 0", allocs)
 	}
 }
+
+// TestRingGrowsBeforeDropping: GOPs of 2 MB (5 s at 10 fps) with Pre 2 s need two of them
+// buffered; the arena grows past its first MiB towards MaxBytes instead of dropping the GOP that
+// Pre still wants, and nothing is counted as an overrun.
+func TestRingGrowsBeforeDropping(t *testing.T) {
+	r := &Ring{Pre: 2 * time.Second, MaxBytes: 8 << 20}
+	aus := synth(200, 50, 40_000)
+	for i := range aus {
+		r.ObserveAccessUnit(&aus[i])
+		r.mu.Lock()
+		first := r.ents[r.head].pts
+		r.mu.Unlock()
+		if newest := aus[i].PTS; newest >= 2*time.Second && first > newest-2*time.Second {
+			t.Fatalf("after unit %d (%v): the buffer starts at %v, want at or before %v", i, newest, first, newest-2*time.Second)
+		}
+	}
+	if st := r.Stats(); st.Overrun != 0 || st.Capacity <= 1<<20 || st.Capacity > 8<<20 {
+		t.Fatalf("%d overruns, arena %d bytes: want none, and 1 MiB < arena ≤ 8 MiB", st.Overrun, st.Capacity)
+	}
+}

@@ -26,6 +26,7 @@ type Builder struct {
 	nalus    [][]byte
 	firstVCL int     // offset of the first VCL NAL unit's start code in buf, -1 if none
 	has      [4]bool // parameter sets present in this access unit, by Kind
+	at       [4]int  // offset of the first of each present in buf, by Kind
 	key      bool
 	vcl      bool
 	ps       [4][]byte // last parameter set of each kind, by Kind
@@ -77,7 +78,9 @@ func (b *Builder) Add(nalu []byte) {
 	k := Classify(b.Codec, nalu)
 	switch k {
 	case KindVPS, KindSPS, KindPPS:
-		b.has[k] = true
+		if !b.has[k] {
+			b.has[k], b.at[k] = true, len(b.buf)
+		}
 		if !bytes.Equal(b.ps[k], nalu) {
 			b.ps[k] = bytes.Clone(nalu) // never rewritten: Unit.NALUs may be kept
 		}
@@ -147,16 +150,29 @@ func (b *Builder) Finish() (u Unit, ok bool) {
 	return u, true
 }
 
-// insert builds b.out: b.buf with the missing parameter sets before the first VCL NAL unit.
+// insert builds b.out: b.buf with each missing parameter set in decoding order, before the
+// first present set of a later kind (an SPS from the SDP goes before the in-band PPS that
+// refers to it: a decoder drops a PPS whose SPS it has not seen) or else before the first VCL
+// NAL unit.
 func (b *Builder) insert(need []Kind) []byte {
-	out := append(b.out[:0], b.buf[:b.firstVCL]...)
-	for _, k := range need {
-		if !b.has[k] {
-			out = append(out, startCode...)
-			out = append(out, b.ps[k]...)
+	out, from := b.out[:0], 0
+	for i, k := range need {
+		if b.has[k] {
+			continue
 		}
+		at := b.firstVCL
+		for _, later := range need[i+1:] {
+			if b.has[later] && b.at[later] < at {
+				at = b.at[later]
+			}
+		}
+		at = max(at, from) // a later set sent before an earlier one present: keep buf's order
+		out = append(out, b.buf[from:at]...)
+		out = append(out, startCode...)
+		out = append(out, b.ps[k]...)
+		from = at
 	}
-	out = append(out, b.buf[b.firstVCL:]...)
+	out = append(out, b.buf[from:]...)
 	b.out = out
 	return out
 }

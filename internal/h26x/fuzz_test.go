@@ -122,11 +122,14 @@ func FuzzBuilder(f *testing.F) {
 				t.Fatalf("%d bytes left after Finish", b.Len())
 			}
 			var has [4]bool
+			var at [4]int // index of the first of each kind in added
 			vcl, key, first := false, false, -1
 			for i, n := range added {
 				switch k := Classify(codec, n); k {
 				case KindVPS, KindSPS, KindPPS:
-					has[k] = true
+					if !has[k] {
+						has[k], at[k] = true, i
+					}
 				case KindKey, KindVCL:
 					vcl, key = true, key || k == KindKey
 					if first < 0 {
@@ -152,14 +155,25 @@ func FuzzBuilder(f *testing.F) {
 				t.Fatalf("key %v missing %v inserted %v for %x", u.Key, u.MissingParams, u.Inserted, added)
 			}
 			want := annexB(added...)
-			if u.Inserted {
-				want = annexB(added[:first]...)
-				for _, k := range need {
-					if !has[k] {
-						want = append(want, annexB(ps[k])...)
+			if u.Inserted { // each missing set before the first present one of a later kind, else the first slice
+				want = nil
+				from := 0
+				for i, k := range need {
+					if has[k] {
+						continue
 					}
+					to := first
+					for _, l := range need[i+1:] {
+						if has[l] && at[l] < to {
+							to = at[l]
+						}
+					}
+					to = max(to, from)
+					want = append(want, annexB(added[from:to]...)...)
+					want = append(want, annexB(ps[k])...)
+					from = to
 				}
-				want = append(want, annexB(added[first:]...)...)
+				want = append(want, annexB(added[from:]...)...)
 			}
 			if !bytes.Equal(u.Data, want) {
 				t.Fatalf("Data %x for %x", u.Data, added)

@@ -129,6 +129,20 @@ var builderCases = []struct {
 		key:  []bool{true}, inserted: []bool{true}, missingPS: []bool{false},
 	},
 	{
+		name:  "a missing SPS is inserted before the in-band PPS that refers to it",
+		codec: media.CodecH264, sdp: [][]byte{sps264},
+		aus:  [][][]byte{{aud264, pps264, sei264, idr264}},
+		want: [][]byte{annexB(aud264, sps264, pps264, sei264, idr264)},
+		key:  []bool{true}, inserted: []bool{true}, missingPS: []bool{false},
+	},
+	{
+		name:  "H.265: a missing VPS and SPS go before the in-band PPS, in that order",
+		codec: media.CodecH265, sdp: [][]byte{vps265, sps265},
+		aus:  [][][]byte{{pps265, cra265}},
+		want: [][]byte{annexB(vps265, sps265, pps265, cra265)},
+		key:  []bool{true}, inserted: []bool{true}, missingPS: []bool{false},
+	},
+	{
 		name:  "parameter sets sent apart are remembered for the next key frame",
 		codec: media.CodecH264,
 		aus:   [][][]byte{{sps264, pps264}, {idr264}},

@@ -33,7 +33,9 @@ const ClockRate = 90000
 //   - key frames get the VPS/SPS/PPS they lack, from ParamSets (the SDP) or from earlier in the
 //     stream; key frames for which none was ever seen are dropped;
 //   - PTS comes from the RTP timestamp through Clock (wraparound, outliers, jump repair), DTS
-//     from the picture order count, Wallclock from RTCP sender reports.
+//     from the picture order count, Wallclock from RTCP sender reports. An outlier's access
+//     unit is delivered with media.AccessUnit.Discard: decoded as a reference, not shown, so
+//     that the decoded pictures' PTS never go back.
 //
 // The zero value is not ready: set the fields and call Init. Not safe for concurrent use.
 type Depacketizer struct {
@@ -225,6 +227,9 @@ func (d *Depacketizer) finish() {
 		DTS:           pts - timestamp.Duration(d.Clock.Ticks()-dts, ClockRate),
 		Key:           u.Key,
 		Discontinuity: d.disc,
+		// an outlier's PTS is a guess from its arrival: among B-frames it would come out of the
+		// decoder out of order, so it is decoded for reference only and never shown
+		Discard: ev == timestamp.EventOutlier,
 	}
 	if d.Wallclock != nil {
 		d.au.Wallclock, _ = d.Wallclock.At(d.ts)
