@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -45,7 +46,7 @@ func (s *Server) onRegister(req *sip.Request, tx sip.ServerTransaction) {
 	if password != "" {
 		h := req.GetHeader("Authorization")
 		if h == nil {
-			s.challenge(req, tx, now, false)
+			s.challenge(req, tx, id, false)
 			return
 		}
 		creds, ok := parseDigest(h.Value())
@@ -55,8 +56,11 @@ func (s *Server) onRegister(req *sip.Request, tx sip.ServerTransaction) {
 			s.respond(req, tx, 403, "Forbidden")
 			return
 		}
-		if !s.nonces.valid(creds["nonce"], now) {
-			s.challenge(req, tx, now, true)
+		if err := s.nonces.use(creds, req.Source(), id); err != nil {
+			// a replay, an answer from elsewhere, or a late one: a fresh challenge, to this source
+			s.Counters.NonceRefused.Add(1)
+			s.Logger.Info("REGISTER's nonce refused, challenged again", "device", id, "from", req.Source(), "why", err)
+			s.challenge(req, tx, id, errors.Is(err, errNonceExpired))
 			return
 		}
 		if !checkDigest(creds, string(req.Method), password) {
@@ -105,12 +109,15 @@ func (s *Server) onRegister(req *sip.Request, tx sip.ServerTransaction) {
 	}
 }
 
-// challenge answers 401 with a new nonce (RFC 3261 §22.4); stale when the old one expired.
-func (s *Server) challenge(req *sip.Request, tx sip.ServerTransaction, now time.Time, stale bool) {
+// challenge answers 401 with a new nonce bound to the request's source and user (RFC 3261
+// §22.4); stale when the old one expired. The header is written as GB/T 28181-2016's examples
+// write it, without spaces between the parameters (`Digest realm="…",nonce="…",algorithm=MD5`):
+// some device firmware parses no other form.
+func (s *Server) challenge(req *sip.Request, tx sip.ServerTransaction, id string, stale bool) {
 	s.Counters.Challenges.Add(1)
-	v := fmt.Sprintf(`Digest realm="%s", nonce="%s", algorithm=MD5`, s.Config.Domain, s.nonces.issue(now))
+	v := fmt.Sprintf(`Digest realm="%s",nonce="%s",algorithm=MD5`, s.Config.Domain, s.nonces.issue(req.Source(), id))
 	if stale {
-		v += ", stale=true"
+		v += ",stale=true"
 	}
 	s.respond(req, tx, 401, "Unauthorized", sip.NewHeader("WWW-Authenticate", v))
 }

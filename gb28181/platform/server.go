@@ -9,6 +9,7 @@
 package platform
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,9 +52,12 @@ type Server struct {
 	tcp      net.Listener
 	bindHost string // host media sockets bind to
 
-	nonces nonces
-	ports  ports
-	ssrcs  sdp.SSRCAllocator
+	nonces  nonces
+	limited rateLog
+	// clock is the nonces' clock; nil: time.Now. Tests set it to age nonces without waiting.
+	clock func() time.Time
+	ports ports
+	ssrcs sdp.SSRCAllocator
 
 	mu       sync.Mutex
 	devices  map[string]*device
@@ -79,6 +83,11 @@ func (s *Server) Init() error {
 	}
 	first, last, _ := s.Config.PortRange()
 	s.ports = ports{first: first, last: last}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	s.nonces = nonces{ttl: time.Duration(s.Config.NonceTTL), now: s.clock}
+	s.limited = rateLog{logger: s.Logger, every: logEvery, now: s.clock}
 	s.ssrcs = sdp.SSRCAllocator{Domain: s.Config.Domain}
 	if err := s.ssrcs.Init(); err != nil {
 		return err
@@ -87,6 +96,8 @@ func (s *Server) Init() error {
 	if err := s.listen(); err != nil {
 		return err
 	}
+	s.tcp = &tcpListener{Listener: s.tcp, srv: s, maxConns: s.Config.MaxTCPConns, maxPerHost: s.Config.MaxTCPConnsPerHost,
+		idle: time.Duration(s.Config.TCPIdleTimeout), msgTimeout: time.Duration(s.Config.TCPMessageTimeout), byHost: map[string]int{}}
 	host, _, _ := net.SplitHostPort(s.Config.Listen)
 	s.bindHost = host
 	sipLog := slog.New(levelFilter{s.Logger.Handler(), slog.LevelWarn}).With("sip", true)
@@ -167,10 +178,19 @@ func (s *Server) contactHost() string {
 }
 
 // filter counts and drops UDP datagrams that do not parse as SIP: they carry no Via to answer
-// to, and sipgo would log each in full.
+// to, and sipgo would log each in full. Datagrams of 4 bytes or less other than a CRLF
+// keepalive (RFC 5626 §4.4.1) are counted and logged at most once a minute.
 func (s *Server) filter(p sip.TransportReadProps, data []byte) ([]byte, error) {
-	if p.Transport != "UDP" || len(data) <= 4 {
+	if p.Transport != "UDP" {
 		return data, nil
+	}
+	if len(data) <= 4 {
+		if len(bytes.Trim(data, "\r\n")) == 0 {
+			return data, nil
+		}
+		s.Counters.TinyDatagrams.Add(1)
+		s.limited.log("tiny_datagram", "UDP datagrams of 4 bytes or less dropped", "from", p.RemoteAddr.String(), "bytes", len(data))
+		return nil, nil
 	}
 	if _, err := s.parser.ParseSIP(data); err != nil {
 		s.Counters.Malformed.Add(1)
@@ -191,9 +211,11 @@ func (s *Server) Close() error {
 		chs = append(chs, c)
 	}
 	s.mu.Unlock()
-	for _, c := range chs {
-		c.Close()
+	var wg sync.WaitGroup
+	for _, c := range chs { // at once: each waits up to byeGrace for a dead device
+		wg.Go(func() { c.Close() })
 	}
+	wg.Wait()
 	s.cancel()
 	s.closeSockets()
 	s.ua.Close()
@@ -260,12 +282,19 @@ func (s *Server) watch() {
 	}
 }
 
-// kick wakes the channels of device id (it came online, went offline or re-registered).
+// kick wakes the channels of device id (it came online, went offline or re-registered) and
+// makes them give up INVITEs sent to where the device was.
 func (s *Server) kick(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var gen uint64
+	online := false
+	if d := s.devices[id]; d != nil {
+		gen, online = d.gen, d.online
+	}
 	for c := range s.channels {
 		if c.ch.DeviceID == id {
+			c.abortStale(gen, online)
 			c.wake()
 		}
 	}
