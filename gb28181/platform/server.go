@@ -64,9 +64,10 @@ type Server struct {
 	channels map[*Channel]bool
 	sn       int64
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
 }
 
 var _ gb28181.Signaller = (*Server)(nil)
@@ -200,11 +201,19 @@ func (s *Server) filter(p sip.TransportReadProps, data []byte) ([]byte, error) {
 	return data, nil
 }
 
-// Close ends every session (BYE), stops serving and closes the sockets.
+// Close ends every session (BYE; pending INVITEs CANCELed), stops serving and closes the
+// sockets. It waits at most byeGrace for a device's answers, however many channels: a dead
+// device delays a stop by about 2 s, not by its transactions' timers (Timer B, F: 32 s).
+// Later calls do nothing.
 func (s *Server) Close() error {
 	if s.cancel == nil {
 		return nil
 	}
+	s.closeOnce.Do(s.close)
+	return nil
+}
+
+func (s *Server) close() {
 	s.mu.Lock()
 	chs := make([]*Channel, 0, len(s.channels))
 	for c := range s.channels {
@@ -220,7 +229,6 @@ func (s *Server) Close() error {
 	s.closeSockets()
 	s.ua.Close()
 	s.wg.Wait()
-	return nil
 }
 
 func (s *Server) closeSockets() {

@@ -44,7 +44,8 @@ func (c *Channel) invite(addr, transport string, gen uint64) error {
 	c.mu.Lock()
 	c.state = StateInviting
 	c.invites++
-	c.pending = &pendingInvite{gen: gen, abort: sync.OnceFunc(func() { close(aborted) })}
+	pending := &pendingInvite{gen: gen, abort: sync.OnceFunc(func() { close(aborted) })}
+	c.pending = pending
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -79,15 +80,14 @@ func (c *Channel) invite(addr, transport string, gen uint64) error {
 		}
 		stop(sipgo.WaitAnswerForceCancelErr)
 	}()
-	var provisional atomic.Bool
 	err = dlg.WaitAnswer(wait, sipgo.AnswerOptions{OnResponse: func(r *sip.Response) error {
 		if r.IsProvisional() {
-			provisional.Store(true)
+			pending.provisional.Store(true)
 		}
 		return nil
 	}})
 	if err != nil {
-		if provisional.Load() && context.Cause(wait) == sipgo.WaitAnswerForceCancelErr {
+		if pending.provisional.Load() && context.Cause(wait) == sipgo.WaitAnswerForceCancelErr {
 			c.cancelInvite(req)
 		}
 		dlg.Close()
@@ -139,8 +139,9 @@ func (c *Channel) invite(addr, transport string, gen uint64) error {
 
 // pendingInvite is the INVITE a channel waits on.
 type pendingInvite struct {
-	gen   uint64 // the device generation it was sent to
-	abort func()
+	gen         uint64 // the device generation it was sent to
+	abort       func()
+	provisional atomic.Bool // a 1xx came: a CANCEL is due when it is given up
 }
 
 // cancelInvite sends CANCEL for a pending INVITE (RFC 3261 §9.1), in the background, bounded
