@@ -2,6 +2,8 @@ package platform
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +108,26 @@ func waitState(t *testing.T, c *Channel, state, callID string) {
 		st, id := c.State()
 		return st == state && id == callID
 	})
+}
+
+// TestStateNamesDocumented: the session states the API shows are the ones docs/gb28181.md
+// lists, no more, no fewer.
+func TestStateNamesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/gb28181.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const intro = "session (state "
+	_, after, ok := strings.Cut(string(doc), intro)
+	if !ok {
+		t.Fatalf("docs/gb28181.md: no %q", intro)
+	}
+	list, _, _ := strings.Cut(after, ";")
+	var documented []string
+	for _, f := range strings.Split(list, ",") {
+		documented = append(documented, strings.Trim(strings.TrimSpace(f), "`"))
+	}
+	if want := []string{StateWaiting, StateInviting, StatePlaying, StateRetrying}; !slices.Equal(documented, want) {
+		t.Fatalf("docs/gb28181.md lists the states %q, the platform has %q", documented, want)
+	}
 }
