@@ -47,6 +47,10 @@ type GB28181 struct {
 	MediaTimeout Duration `yaml:"media_timeout,omitempty" json:"media_timeout,omitempty"`
 	// MaxDevices bounds the registered devices; default 1000.
 	MaxDevices int `yaml:"max_devices,omitempty" json:"max_devices,omitempty"`
+	// MessageAuth makes devices with a password answer a digest challenge on every MESSAGE
+	// too (GB/T 28181-2016 §9.3 allows it; not every device firmware does it); default false:
+	// MESSAGEs are accepted from the registered device's address only.
+	MessageAuth bool `yaml:"message_auth,omitempty" json:"message_auth,omitempty"`
 	// NonceTTL is how long a digest nonce may be answered; each nonce is answered once, from
 	// the address it was issued to; default 30s.
 	NonceTTL Duration `yaml:"nonce_ttl,omitempty" json:"nonce_ttl,omitempty"`

@@ -15,13 +15,20 @@ import (
 // onMessage handles MESSAGE requests carrying MANSCDP (GB/T 28181-2016 §9.3, §9.5, §A.2):
 // Keepalive notifications, Catalog and DeviceInfo responses, MediaStatus notifications. A
 // body that does not decode is answered 400 (413 when too large), a device that is not
-// registered 403, each counted.
+// registered, or not at its registered address, 403, each counted; with message_auth, a
+// MESSAGE without a valid digest is challenged like a REGISTER.
 func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 	from := req.From()
 	if from == nil || req.CallID() == nil {
 		s.Counters.BadRequest.Add(1)
 		s.respond(req, tx, 400, "Bad Request")
 		return
+	}
+	id := from.Address.User
+	if s.Config.MessageAuth {
+		if password, ok := s.Config.DevicePassword(id); ok && password != "" && !s.authenticate(req, tx, id, password) {
+			return
+		}
 	}
 	m, err := manscdp.Decode(req.Body())
 	if err != nil {
@@ -34,7 +41,6 @@ func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 		}
 		return
 	}
-	id := from.Address.User
 	now := time.Now()
 	s.mu.Lock()
 	d := s.devices[id]

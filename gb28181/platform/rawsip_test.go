@@ -163,9 +163,15 @@ func (d *rawDevice) challenge() string {
 	return m.Get("WWW-Authenticate")
 }
 
-// authorization answers a challenge's nonce with password (GB/T 28181-2016 §9.1.2.1).
+// authorization answers a challenge's nonce with password for a REGISTER (GB/T 28181-2016
+// §9.1.2.1).
 func (d *rawDevice) authorization(nonce, password string) string {
-	resp := md5s(md5s(d.id+":"+testDomain+":"+password) + ":" + nonce + ":" + md5s("REGISTER:"+registerURI))
+	return d.authorizationFor("REGISTER", nonce, password)
+}
+
+// authorizationFor answers a nonce for a request of method to registerURI.
+func (d *rawDevice) authorizationFor(method, nonce, password string) string {
+	resp := md5s(md5s(d.id+":"+testDomain+":"+password) + ":" + nonce + ":" + md5s(method+":"+registerURI))
 	return fmt.Sprintf(`Digest username="%s",realm="%s",nonce="%s",uri="%s",response="%s",algorithm=MD5`, d.id, testDomain, nonce, registerURI, resp)
 }
 

@@ -247,3 +247,41 @@ func TestTinyDatagrams(t *testing.T) {
 		t.Fatal(s.Counters.TinyDatagrams.Load())
 	}
 }
+
+// TestMessageDigest: with message_auth, a MESSAGE from the registered address still needs a
+// digest answered on a fresh nonce: without one it is challenged (401), with one accepted
+// once, replayed challenged again; only the accepted one counts as a keepalive.
+func TestMessageDigest(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, func(c *config.GB28181) { c.MessageAuth = true })
+	dev := newRawDevice(t, s, testDevice)
+	if _, m := dev.register(); m.Status() != 200 {
+		t.Fatal(m.Start)
+	}
+	keepalive := fmt.Sprintf("<Notify><CmdType>Keepalive</CmdType><SN>9</SN><DeviceID>%s</DeviceID><Status>OK</Status></Notify>", testDevice)
+	send := func(auth string) (*gbsim.Msg, []byte) {
+		t.Helper()
+		dev.cseq++
+		var extra []string
+		if auth != "" {
+			extra = []string{"Authorization: " + auth}
+		}
+		raw := request("MESSAGE", registerURI, dev.addr(), testDevice, testServerID, fmt.Sprintf("k%d", dev.cseq), dev.cseq, extra, keepalive)
+		dev.send(raw)
+		return dev.final(fmt.Sprintf("%d MESSAGE", dev.cseq), "MESSAGE"), raw
+	}
+	m, _ := send("")
+	if m.Status() != 401 || !challengeForm.MatchString(m.Get("WWW-Authenticate")) {
+		t.Fatalf("MESSAGE without a digest: %s %q, want a 401 challenge", m.Start, m.Get("WWW-Authenticate"))
+	}
+	auth := dev.authorizationFor("MESSAGE", param(m.Get("WWW-Authenticate"), "nonce"), testPassword)
+	if m, _ := send(auth); m.Status() != 200 {
+		t.Fatalf("MESSAGE with its digest: %s", m.Start)
+	}
+	if m, _ := send(auth); m.Status() != 401 {
+		t.Fatalf("MESSAGE with a spent nonce: %s, want 401", m.Start)
+	}
+	if n := s.Counters.Keepalives.Load(); n != 1 {
+		t.Fatalf("keepalives %d, want 1", n)
+	}
+}
