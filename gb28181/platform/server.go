@@ -131,6 +131,7 @@ func (s *Server) Init() error {
 		s.respond(req, tx, 405, "Method Not Allowed")
 	})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.tcp.(*tcpListener).done = s.ctx.Done()
 	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.srv.ServeUDP(s.udp) }()
 	go func() { defer s.wg.Done(); s.srv.ServeTCP(s.tcp) }()

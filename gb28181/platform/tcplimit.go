@@ -23,19 +23,37 @@ type tcpListener struct {
 	srv                  *Server
 	maxConns, maxPerHost int
 	idle, msgTimeout     time.Duration
+	done                 <-chan struct{} // closed when the server stops
 
 	mu     sync.Mutex
 	total  int
 	byHost map[string]int
 }
 
-// Accept returns the next connection within the limits.
+// Accept returns the next connection within the limits. An accept error other than the
+// listener's closing (out of descriptors: EMFILE, ENFILE; an aborted connection) is counted
+// and retried after a pause (5 ms, doubling up to 1 s): sipgo would stop serving TCP on it.
 func (l *tcpListener) Accept() (net.Conn, error) {
+	var pause time.Duration
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			return nil, err
+			if errors.Is(err, net.ErrClosed) {
+				return nil, err
+			}
+			l.srv.Counters.TCPAcceptErrors.Add(1)
+			l.srv.limited.log("tcp_accept_error", "SIP TCP accept failed, retrying", "err", err)
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-l.done:
+				t.Stop()
+				return nil, net.ErrClosed
+			}
+			continue
 		}
+		pause = 0
 		host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
 		l.mu.Lock()
 		ok := l.total < l.maxConns && l.byHost[host] < l.maxPerHost

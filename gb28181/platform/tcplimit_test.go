@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -156,5 +157,48 @@ func TestTCPFraming(t *testing.T) {
 	c = &tcpConn{}
 	if err := c.frame([]byte("OPTIONS sip:x SIP/2.0\r\nX: "+strings.Repeat("a", maxSIPHeader)), now); !errors.Is(err, errHeaderTooLarge) {
 		t.Fatalf("a header over 64 KiB: %v", err)
+	}
+}
+
+// flakyListener fails its first accepts as a process out of descriptors does, then hands out
+// one end of a pipe, then reports itself closed.
+type flakyListener struct {
+	net.Listener
+	fails int
+	conn  net.Conn
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if l.fails > 0 {
+		l.fails--
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	if c := l.conn; c != nil {
+		l.conn = nil
+		return c, nil
+	}
+	return nil, net.ErrClosed
+}
+
+// TestTCPAcceptErrors: out of descriptors, accepting goes on after a pause (counted,
+// tcp_accept_errors) instead of ending (sipgo stops serving TCP on any accept error).
+func TestTCPAcceptErrors(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	s := &Server{Logger: slog.New(slog.DiscardHandler)}
+	s.limited = rateLog{logger: s.Logger, every: logEvery, now: time.Now}
+	l := &tcpListener{Listener: &flakyListener{fails: 3, conn: a}, srv: s, maxConns: 1, maxPerHost: 1,
+		idle: time.Minute, msgTimeout: time.Minute, byHost: map[string]int{}}
+	c, err := l.Accept()
+	if err != nil {
+		t.Fatalf("accept after 3 EMFILE: %v", err)
+	}
+	c.Close()
+	if n := s.Counters.TCPAcceptErrors.Load(); n != 3 {
+		t.Fatalf("tcp_accept_errors %d, want 3", n)
+	}
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("a closed listener: %v", err)
 	}
 }
