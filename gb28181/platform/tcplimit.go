@@ -64,8 +64,8 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		total, here := l.total, l.byHost[host]
 		l.mu.Unlock()
 		if !ok {
+			l.srv.Counters.TCPRefused.Add(1) // before the peer can see the close
 			c.Close()
-			l.srv.Counters.TCPRefused.Add(1)
 			l.srv.limited.log("tcp_refused", "SIP TCP connection refused: max_tcp_conns or max_tcp_conns_per_host reached",
 				"from", c.RemoteAddr().String(), "open", total, "open_from_host", here)
 			continue
