@@ -80,6 +80,7 @@ func TestReregisterElsewhere(t *testing.T) {
 	if _, m := third.register(); m.Status() != 200 {
 		t.Fatal(m.Start)
 	}
+	moved := time.Now()
 	cancel := second.next(30*time.Second, "CANCEL at the second address", isRequest("CANCEL"))
 	if cancel.Get("Call-ID") != inv2.Get("Call-ID") || !strings.HasSuffix(cancel.Get("CSeq"), " CANCEL") ||
 		strings.Fields(cancel.Get("CSeq"))[0] != strings.Fields(inv2.Get("CSeq"))[0] {
@@ -90,6 +91,7 @@ func TestReregisterElsewhere(t *testing.T) {
 	}
 	second.reply(cancel, 200, "OK", "", "")
 	inv3 := third.next(30*time.Second, "INVITE at the third address", isRequest("INVITE"))
+	t.Logf("INVITE at the new address %v after its registration's 200", time.Since(moved).Round(time.Millisecond))
 	third.answerInvite(inv3, true)
 	third.next(30*time.Second, "ACK at the third address", isRequest("ACK"))
 	waitState(t, ch, StatePlaying, inv3.Get("Call-ID"))
