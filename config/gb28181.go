@@ -47,6 +47,24 @@ type GB28181 struct {
 	MediaTimeout Duration `yaml:"media_timeout,omitempty" json:"media_timeout,omitempty"`
 	// MaxDevices bounds the registered devices; default 1000.
 	MaxDevices int `yaml:"max_devices,omitempty" json:"max_devices,omitempty"`
+	// MessageAuth makes devices with a password answer a digest challenge on every MESSAGE
+	// too (GB/T 28181-2016 §9.3 allows it; not every device firmware does it); default false:
+	// MESSAGEs are accepted from the registered device's address only.
+	MessageAuth bool `yaml:"message_auth,omitempty" json:"message_auth,omitempty"`
+	// NonceTTL is how long a digest nonce may be answered; each nonce is answered once, from
+	// the address it was issued to; default 30s.
+	NonceTTL Duration `yaml:"nonce_ttl,omitempty" json:"nonce_ttl,omitempty"`
+	// TCPIdleTimeout closes a SIP TCP connection that received nothing for that long;
+	// default 200s (above keepalive_timeout's default: a live device is never cut).
+	TCPIdleTimeout Duration `yaml:"tcp_idle_timeout,omitempty" json:"tcp_idle_timeout,omitempty"`
+	// TCPMessageTimeout closes a SIP TCP connection whose message, once begun, is not
+	// complete within it (a half-sent header or body); default 10s.
+	TCPMessageTimeout Duration `yaml:"tcp_message_timeout,omitempty" json:"tcp_message_timeout,omitempty"`
+	// MaxTCPConns bounds the SIP TCP connections accepted at once; default 2048.
+	MaxTCPConns int `yaml:"max_tcp_conns,omitempty" json:"max_tcp_conns,omitempty"`
+	// MaxTCPConnsPerHost bounds them per source IP address; default 64 (an NVR, or devices
+	// behind one NAT address).
+	MaxTCPConnsPerHost int `yaml:"max_tcp_conns_per_host,omitempty" json:"max_tcp_conns_per_host,omitempty"`
 }
 
 // GB28181Device is one device's credentials.
@@ -65,6 +83,11 @@ const (
 	DefaultGBInviteTimeout    = 10 * time.Second
 	DefaultGBMediaTimeout     = 15 * time.Second
 	DefaultGBMaxDevices       = 1000
+	DefaultGBNonceTTL         = 30 * time.Second
+	DefaultGBTCPIdleTimeout   = 200 * time.Second
+	DefaultGBTCPMsgTimeout    = 10 * time.Second
+	DefaultGBMaxTCPConns      = 2048
+	DefaultGBMaxTCPPerHost    = 64
 )
 
 // ErrGB28181 is wrapped by errors of the gb28181 section.
@@ -128,7 +151,10 @@ func (g *GB28181) Init() error {
 		def  time.Duration
 	}{{"keepalive_timeout", &g.KeepaliveTimeout, DefaultGBKeepaliveTimeout},
 		{"invite_timeout", &g.InviteTimeout, DefaultGBInviteTimeout},
-		{"media_timeout", &g.MediaTimeout, DefaultGBMediaTimeout}} {
+		{"media_timeout", &g.MediaTimeout, DefaultGBMediaTimeout},
+		{"nonce_ttl", &g.NonceTTL, DefaultGBNonceTTL},
+		{"tcp_idle_timeout", &g.TCPIdleTimeout, DefaultGBTCPIdleTimeout},
+		{"tcp_message_timeout", &g.TCPMessageTimeout, DefaultGBTCPMsgTimeout}} {
 		if *d.v < 0 {
 			bad("%s must be > 0", d.name)
 		}
@@ -141,6 +167,18 @@ func (g *GB28181) Init() error {
 	}
 	if g.MaxDevices == 0 {
 		g.MaxDevices = DefaultGBMaxDevices
+	}
+	for _, n := range []struct {
+		name string
+		v    *int
+		def  int
+	}{{"max_tcp_conns", &g.MaxTCPConns, DefaultGBMaxTCPConns}, {"max_tcp_conns_per_host", &g.MaxTCPConnsPerHost, DefaultGBMaxTCPPerHost}} {
+		if *n.v < 0 {
+			bad("%s must be ≥ 1", n.name)
+		}
+		if *n.v == 0 {
+			*n.v = n.def
+		}
 	}
 	return errors.Join(errs...)
 }

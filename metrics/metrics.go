@@ -142,6 +142,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.stage, m.batch, m.reloads, m.requests, m.events, m.forwarded,
 		clusterCollector{&m.cluster},
+		gbCollector{m},
 		appCollector{m}, // also collects streamLatency, after dropping removed streams' series
 	)
 	return m

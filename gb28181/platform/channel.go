@@ -52,14 +52,22 @@ type Channel struct {
 	lastErr string
 	invites uint64
 	closed  bool
+	pending *pendingInvite // the INVITE waiting for its answer
 
 	wakeC  chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
-	byes   sync.WaitGroup
-	closer sync.Once
+	byes   sync.WaitGroup // BYEs and CANCELs in flight
+	byeCtx context.Context
+	// byeStop ends the BYEs and CANCELs still unanswered after byeGrace of Close.
+	byeStop context.CancelFunc
+	closer  sync.Once
 }
+
+// byeGrace is how long Close waits for the answers to its BYEs and CANCELs (at most
+// InviteTimeout): a dead device delays a stop by no more.
+const byeGrace = 2 * time.Second
 
 var _ source.Source = (*Channel)(nil)
 
@@ -78,6 +86,7 @@ func (s *Server) newChannel(streamID string, ch gb28181.Channel) (*Channel, erro
 		}
 	}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	c.byeCtx, c.byeStop = context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.channels[c] = true
 	s.mu.Unlock()
@@ -180,7 +189,13 @@ func (c *Channel) run() {
 		if !online || sess != nil && why == "" || now.Before(next) {
 			continue
 		}
-		if err := c.invite(addr, transport, gen); err != nil {
+		err := c.invite(addr, transport, gen)
+		if errors.Is(err, errInviteAborted) {
+			c.log.Info("INVITE given up: the device registered again", "to", addr)
+			next = time.Time{} // at once, to where the device is now
+			continue
+		}
+		if err != nil {
 			c.srv.Counters.InviteFailures.Add(1)
 			wait := retry[min(failures, len(retry)-1)]
 			failures++
@@ -195,6 +210,17 @@ func (c *Channel) run() {
 	}
 }
 
+// abortStale gives up the INVITE waiting for its answer when it was sent to another
+// generation of the device (registered again, from elsewhere or restarted) or the device is
+// offline. Called with the server's mutex held.
+func (c *Channel) abortStale(gen uint64, online bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending != nil && (c.pending.gen != gen || !online) {
+		c.pending.abort()
+	}
+}
+
 // stalled reports a session without a new RTP packet for MediaTimeout. c.mu is held.
 func (c *Channel) stalled(sess *session, now time.Time) bool {
 	if c.media == nil {
@@ -206,20 +232,26 @@ func (c *Channel) stalled(sess *session, now time.Time) bool {
 	return now.Sub(sess.lastPacket) > time.Duration(c.srv.Config.MediaTimeout)
 }
 
-// endSession marks the session ended (the device sent BYE, MediaStatus); callID "" matches
-// any. Called with the server's mutex held.
-func (c *Channel) endSession(callID, why string) bool {
+// hasSession reports whether the current session's Call-ID is callID.
+func (c *Channel) hasSession(callID string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sess == nil || callID != "" && c.sess.callID != callID {
-		return false
+	return c.sess != nil && c.sess.callID == callID
+}
+
+// endSession marks the current session ended (the device sent BYE, MediaStatus 121). Called
+// with the server's mutex held.
+func (c *Channel) endSession(why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == nil {
+		return
 	}
 	c.sess.ended = why
 	if why == "BYE from the device" {
 		c.sess.byDevice = true
 	}
 	c.wake()
-	return true
 }
 
 // setMedia replaces the receiver (TransportTCPActive: one per session); Read moves over.
@@ -319,13 +351,25 @@ func (c *Channel) snapshot() defs.GB28181Stream {
 	return st
 }
 
-// Close ends the session (BYE, bounded by InviteTimeout), closes the receiver and returns the
+// Close ends the session (BYE; a pending INVITE is given up, with CANCEL when answered
+// provisionally) waiting at most byeGrace for the answers, closes the receiver and returns the
 // port and SSRC.
 func (c *Channel) Close() error {
 	c.closer.Do(func() {
 		c.cancel()
 		<-c.done
-		c.byes.Wait()
+		grace := min(byeGrace, time.Duration(c.srv.Config.InviteTimeout))
+		answered := make(chan struct{})
+		go func() { c.byes.Wait(); close(answered) }()
+		t := time.NewTimer(grace)
+		select {
+		case <-answered:
+		case <-t.C:
+			c.log.Info("BYE or CANCEL not answered within the grace, given up", "grace", grace)
+		}
+		t.Stop()
+		c.byeStop()
+		<-answered
 		c.mu.Lock()
 		c.closed = true
 		m := c.media

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,47 +16,83 @@ import (
 // 28181-2016 §9.1.2.1): the platform answers 401 with a nonce, the device repeats the request
 // with response = MD5(MD5(user:realm:password):nonce:MD5(method:uri)) (or the qop=auth form).
 
-const (
-	nonceTTL  = 5 * time.Minute
-	maxNonces = 20000
+// maxNonces bounds the nonces outstanding; beyond it the oldest are forgotten.
+const maxNonces = 20000
+
+// Nonce refusals (nonces.use).
+var (
+	errNonceUnknown = errors.New("nonce not issued or already used")
+	errNonceExpired = errors.New("nonce expired")
+	errNonceSource  = errors.New("nonce issued to another address or device")
+	errNonceCount   = errors.New("nonce count not above the last one")
 )
 
-// nonces remembers the nonces handed out, each valid for nonceTTL.
-type nonces struct {
-	mu sync.Mutex
-	m  map[string]time.Time
+// nonce is an issued nonce: who it was issued to, when, and the last nonce count answered.
+type nonce struct {
+	issued time.Time
+	source string // host:port of the request challenged
+	user   string // the device ID challenged
+	nc     uint64
 }
 
-func (n *nonces) issue(now time.Time) string {
+// nonces are the nonces handed out (GB/T 28181-2016 §9.1.2.1, RFC 2617 §3.2.1): each may be
+// answered once (or, with qop=auth, with a rising nc) within ttl, from the source address and
+// by the user it was issued to.
+type nonces struct {
+	ttl time.Duration
+	now func() time.Time // time.Now; tests advance it
+	mu  sync.Mutex
+	m   map[string]*nonce
+}
+
+func (n *nonces) issue(source, user string) string {
+	now := n.now()
 	var b [16]byte
 	rand.Read(b[:])
 	v := hex.EncodeToString(b[:])
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.m == nil {
-		n.m = map[string]time.Time{}
+		n.m = map[string]*nonce{}
 	}
 	if len(n.m) >= maxNonces {
-		for k, t := range n.m {
-			if now.Sub(t) > nonceTTL || len(n.m) >= maxNonces {
+		for k, e := range n.m {
+			if now.Sub(e.issued) > n.ttl || len(n.m) >= maxNonces {
 				delete(n.m, k)
 			}
 		}
 	}
-	n.m[v] = now
+	n.m[v] = &nonce{issued: now, source: source, user: user}
 	return v
 }
 
-// valid reports whether nonce was issued and has not expired.
-func (n *nonces) valid(nonce string, now time.Time) bool {
+// use checks an answer's nonce, its nonce count (qop=auth: nc, 8 hex digits, above the last
+// one) and who answers; without qop the nonce is spent. A nonce refused for its age or its
+// use is forgotten; one answered from another source stays for its own device.
+func (n *nonces) use(c digestCreds, source, user string) error {
+	now := n.now()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	t, ok := n.m[nonce]
-	if ok && now.Sub(t) > nonceTTL {
-		delete(n.m, nonce)
-		return false
+	e, ok := n.m[c["nonce"]]
+	switch {
+	case !ok:
+		return errNonceUnknown
+	case now.Sub(e.issued) > n.ttl:
+		delete(n.m, c["nonce"])
+		return errNonceExpired
+	case e.source != source || e.user != user:
+		return errNonceSource
 	}
-	return ok
+	if c["qop"] == "" {
+		delete(n.m, c["nonce"])
+		return nil
+	}
+	nc, err := strconv.ParseUint(c["nc"], 16, 32)
+	if err != nil || len(c["nc"]) != 8 || nc <= e.nc {
+		return errNonceCount
+	}
+	e.nc = nc
+	return nil
 }
 
 // digestCreds are the fields of an Authorization header.

@@ -15,13 +15,20 @@ import (
 // onMessage handles MESSAGE requests carrying MANSCDP (GB/T 28181-2016 §9.3, §9.5, §A.2):
 // Keepalive notifications, Catalog and DeviceInfo responses, MediaStatus notifications. A
 // body that does not decode is answered 400 (413 when too large), a device that is not
-// registered 403, each counted.
+// registered, or not at its registered address, 403, each counted; with message_auth, a
+// MESSAGE without a valid digest is challenged like a REGISTER.
 func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 	from := req.From()
-	if from == nil {
+	if from == nil || req.CallID() == nil {
 		s.Counters.BadRequest.Add(1)
 		s.respond(req, tx, 400, "Bad Request")
 		return
+	}
+	id := from.Address.User
+	if s.Config.MessageAuth {
+		if password, ok := s.Config.DevicePassword(id); ok && password != "" && !s.authenticate(req, tx, id, password) {
+			return
+		}
 	}
 	m, err := manscdp.Decode(req.Body())
 	if err != nil {
@@ -34,7 +41,6 @@ func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 		}
 		return
 	}
-	id := from.Address.User
 	now := time.Now()
 	s.mu.Lock()
 	d := s.devices[id]
@@ -43,6 +49,15 @@ func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 		s.Counters.UnknownDevice.Add(1)
 		s.Logger.Debug("MESSAGE from a device not registered", "device", id, "cmd", m.CmdType, "from", req.Source())
 		s.respond(req, tx, 403, "Forbidden") // the device registers again
+		return
+	}
+	if d.addr != req.Source() || d.transport != req.Transport() {
+		addr := d.addr
+		s.mu.Unlock()
+		s.Counters.WrongSource.Add(1)
+		s.limited.log("wrong_source", "MESSAGE refused: not from the device's registered address (spoofed, or the device moved without registering)",
+			"device", id, "cmd", m.CmdType, "from", req.Source(), "transport", req.Transport(), "registered", addr)
+		s.respond(req, tx, 403, "Forbidden") // a device that moved registers again
 		return
 	}
 	d.lastSeen = now
@@ -74,16 +89,18 @@ func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 		s.Counters.MediaStatus.Add(1)
 	}
 	s.mu.Unlock()
-	s.respond(req, tx, 200, "OK")
 	if back {
 		s.kick(id)
 	}
 	if m.CmdType == manscdp.CmdMediaStatus && m.NotifyType == manscdp.MediaStatusEnd {
-		s.endSessions(id, string(*req.CallID()), "media status: stream ended")
+		// the session its Call-ID names only; an unknown one is counted, answered 200 still
+		s.endSession(string(*req.CallID()), req.Source(), "media status: stream ended")
 	}
+	s.respond(req, tx, 200, "OK")
 }
 
-// onBye handles a device ending a session: its channel invites again.
+// onBye handles a device ending a session: its channel invites again. Only the session's
+// device, from its registered address, may end it.
 func (s *Server) onBye(req *sip.Request, tx sip.ServerTransaction) {
 	callID := req.CallID()
 	if callID == nil {
@@ -92,33 +109,42 @@ func (s *Server) onBye(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	}
 	s.Counters.ByesReceived.Add(1)
-	if !s.endSessions("", string(*callID), "BYE from the device") {
+	switch s.endSession(string(*callID), req.Source(), "BYE from the device") {
+	case errNoSession:
 		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
-		return
+	case errWrongSource:
+		s.respond(req, tx, 403, "Forbidden")
+	default:
+		s.respond(req, tx, 200, "OK")
 	}
-	s.respond(req, tx, 200, "OK")
 }
 
-// endSessions marks the session with callID (or, with a device id, that device's sessions
-// whose Call-ID is callID or any when the notification names no dialog) ended.
-func (s *Server) endSessions(deviceID, callID, why string) bool {
+// Refusals of endSession.
+var (
+	errNoSession   = errors.New("no session has this Call-ID")
+	errWrongSource = errors.New("not from the session's device")
+)
+
+// endSession marks the session of Call-ID callID ended, when source is its device's
+// registered address; refusals are counted (unknown_call_id, wrong_source).
+func (s *Server) endSession(callID, source, why string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	found := false
 	for c := range s.channels {
-		if c.endSession(callID, why) {
-			found = true
+		if !c.hasSession(callID) {
+			continue
 		}
-	}
-	if !found && deviceID != "" {
-		for c := range s.channels {
-			if c.ch.DeviceID == deviceID {
-				c.endSession("", why)
-				found = true
-			}
+		if d := s.devices[c.ch.DeviceID]; d == nil || d.addr != source {
+			s.Counters.WrongSource.Add(1)
+			s.limited.log("wrong_source", "session end refused: not from the session's device", "call_id", callID, "from", source, "why", why)
+			return errWrongSource
 		}
+		c.endSession(why)
+		return nil
 	}
-	return found
+	s.Counters.UnknownCallID.Add(1)
+	s.limited.log("unknown_call_id", "session end naming no session ignored", "call_id", callID, "from", source, "why", why)
+	return errNoSession
 }
 
 // query sends a MANSCDP query (Catalog, DeviceInfo; §9.5.3) to a device and waits for the 200

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -42,29 +43,8 @@ func (s *Server) onRegister(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	}
 	now := time.Now()
-	if password != "" {
-		h := req.GetHeader("Authorization")
-		if h == nil {
-			s.challenge(req, tx, now, false)
-			return
-		}
-		creds, ok := parseDigest(h.Value())
-		if !ok || creds["username"] != id || creds["realm"] != s.Config.Domain {
-			s.Counters.BadDigest.Add(1)
-			s.Logger.Warn("REGISTER with unusable credentials refused", "device", id, "from", req.Source())
-			s.respond(req, tx, 403, "Forbidden")
-			return
-		}
-		if !s.nonces.valid(creds["nonce"], now) {
-			s.challenge(req, tx, now, true)
-			return
-		}
-		if !checkDigest(creds, string(req.Method), password) {
-			s.Counters.BadDigest.Add(1)
-			s.Logger.Warn("REGISTER with a wrong digest refused (check the device's password)", "device", id, "from", req.Source())
-			s.respond(req, tx, 403, "Forbidden")
-			return
-		}
+	if password != "" && !s.authenticate(req, tx, id, password) {
+		return
 	}
 	expires := defaultExpires
 	if h := req.GetHeader("Expires"); h != nil {
@@ -105,12 +85,48 @@ func (s *Server) onRegister(req *sip.Request, tx sip.ServerTransaction) {
 	}
 }
 
-// challenge answers 401 with a new nonce (RFC 3261 §22.4); stale when the old one expired.
-func (s *Server) challenge(req *sip.Request, tx sip.ServerTransaction, now time.Time, stale bool) {
+// authenticate checks req's digest (GB/T 28181-2016 §9.1.2.1) for device id: without one,
+// or with a nonce refused (unknown, spent, expired, issued to another address), it answers
+// 401 with a fresh challenge; with a wrong or unusable one 403. It reports whether req may go
+// on; when not, it has answered.
+func (s *Server) authenticate(req *sip.Request, tx sip.ServerTransaction, id, password string) bool {
+	h := req.GetHeader("Authorization")
+	if h == nil {
+		s.challenge(req, tx, id, false)
+		return false
+	}
+	creds, ok := parseDigest(h.Value())
+	if !ok || creds["username"] != id || creds["realm"] != s.Config.Domain {
+		s.Counters.BadDigest.Add(1)
+		s.Logger.Warn("request with unusable credentials refused", "method", req.Method, "device", id, "from", req.Source())
+		s.respond(req, tx, 403, "Forbidden")
+		return false
+	}
+	if err := s.nonces.use(creds, req.Source(), id); err != nil {
+		// a replay, an answer from elsewhere, or a late one: a fresh challenge, to this source
+		s.Counters.NonceRefused.Add(1)
+		s.limited.log("nonce_refused", "digest nonce refused, challenged again", "method", req.Method, "device", id, "from", req.Source(), "why", err)
+		s.challenge(req, tx, id, errors.Is(err, errNonceExpired))
+		return false
+	}
+	if !checkDigest(creds, string(req.Method), password) {
+		s.Counters.BadDigest.Add(1)
+		s.Logger.Warn("request with a wrong digest refused (check the device's password)", "method", req.Method, "device", id, "from", req.Source())
+		s.respond(req, tx, 403, "Forbidden")
+		return false
+	}
+	return true
+}
+
+// challenge answers 401 with a new nonce bound to the request's source and user (RFC 3261
+// §22.4); stale when the old one expired. The header is written as GB/T 28181-2016's examples
+// write it, without spaces between the parameters (`Digest realm="…",nonce="…",algorithm=MD5`):
+// some device firmware parses no other form.
+func (s *Server) challenge(req *sip.Request, tx sip.ServerTransaction, id string, stale bool) {
 	s.Counters.Challenges.Add(1)
-	v := fmt.Sprintf(`Digest realm="%s", nonce="%s", algorithm=MD5`, s.Config.Domain, s.nonces.issue(now))
+	v := fmt.Sprintf(`Digest realm="%s",nonce="%s",algorithm=MD5`, s.Config.Domain, s.nonces.issue(req.Source(), id))
 	if stale {
-		v += ", stale=true"
+		v += ",stale=true"
 	}
 	s.respond(req, tx, 401, "Unauthorized", sip.NewHeader("WWW-Authenticate", v))
 }

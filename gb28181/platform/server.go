@@ -9,6 +9,7 @@
 package platform
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,18 +52,22 @@ type Server struct {
 	tcp      net.Listener
 	bindHost string // host media sockets bind to
 
-	nonces nonces
-	ports  ports
-	ssrcs  sdp.SSRCAllocator
+	nonces  nonces
+	limited rateLog
+	// clock is the nonces' clock; nil: time.Now. Tests set it to age nonces without waiting.
+	clock func() time.Time
+	ports ports
+	ssrcs sdp.SSRCAllocator
 
 	mu       sync.Mutex
 	devices  map[string]*device
 	channels map[*Channel]bool
 	sn       int64
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
 }
 
 var _ gb28181.Signaller = (*Server)(nil)
@@ -79,6 +84,11 @@ func (s *Server) Init() error {
 	}
 	first, last, _ := s.Config.PortRange()
 	s.ports = ports{first: first, last: last}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	s.nonces = nonces{ttl: time.Duration(s.Config.NonceTTL), now: s.clock}
+	s.limited = rateLog{logger: s.Logger, every: logEvery, now: s.clock}
 	s.ssrcs = sdp.SSRCAllocator{Domain: s.Config.Domain}
 	if err := s.ssrcs.Init(); err != nil {
 		return err
@@ -87,6 +97,8 @@ func (s *Server) Init() error {
 	if err := s.listen(); err != nil {
 		return err
 	}
+	s.tcp = &tcpListener{Listener: s.tcp, srv: s, maxConns: s.Config.MaxTCPConns, maxPerHost: s.Config.MaxTCPConnsPerHost,
+		idle: time.Duration(s.Config.TCPIdleTimeout), msgTimeout: time.Duration(s.Config.TCPMessageTimeout), byHost: map[string]int{}}
 	host, _, _ := net.SplitHostPort(s.Config.Listen)
 	s.bindHost = host
 	sipLog := slog.New(levelFilter{s.Logger.Handler(), slog.LevelWarn}).With("sip", true)
@@ -119,6 +131,7 @@ func (s *Server) Init() error {
 		s.respond(req, tx, 405, "Method Not Allowed")
 	})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.tcp.(*tcpListener).done = s.ctx.Done()
 	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.srv.ServeUDP(s.udp) }()
 	go func() { defer s.wg.Done(); s.srv.ServeTCP(s.tcp) }()
@@ -167,10 +180,19 @@ func (s *Server) contactHost() string {
 }
 
 // filter counts and drops UDP datagrams that do not parse as SIP: they carry no Via to answer
-// to, and sipgo would log each in full.
+// to, and sipgo would log each in full. Datagrams of 4 bytes or less other than a CRLF
+// keepalive (RFC 5626 §4.4.1) are counted and logged at most once a minute.
 func (s *Server) filter(p sip.TransportReadProps, data []byte) ([]byte, error) {
-	if p.Transport != "UDP" || len(data) <= 4 {
+	if p.Transport != "UDP" {
 		return data, nil
+	}
+	if len(data) <= 4 {
+		if len(bytes.Trim(data, "\r\n")) == 0 {
+			return data, nil
+		}
+		s.Counters.TinyDatagrams.Add(1)
+		s.limited.log("tiny_datagram", "UDP datagrams of 4 bytes or less dropped", "from", p.RemoteAddr.String(), "bytes", len(data))
+		return nil, nil
 	}
 	if _, err := s.parser.ParseSIP(data); err != nil {
 		s.Counters.Malformed.Add(1)
@@ -180,25 +202,34 @@ func (s *Server) filter(p sip.TransportReadProps, data []byte) ([]byte, error) {
 	return data, nil
 }
 
-// Close ends every session (BYE), stops serving and closes the sockets.
+// Close ends every session (BYE; pending INVITEs CANCELed), stops serving and closes the
+// sockets. It waits at most byeGrace for a device's answers, however many channels: a dead
+// device delays a stop by about 2 s, not by its transactions' timers (Timer B, F: 32 s).
+// Later calls do nothing.
 func (s *Server) Close() error {
 	if s.cancel == nil {
 		return nil
 	}
+	s.closeOnce.Do(s.close)
+	return nil
+}
+
+func (s *Server) close() {
 	s.mu.Lock()
 	chs := make([]*Channel, 0, len(s.channels))
 	for c := range s.channels {
 		chs = append(chs, c)
 	}
 	s.mu.Unlock()
-	for _, c := range chs {
-		c.Close()
+	var wg sync.WaitGroup
+	for _, c := range chs { // at once: each waits up to byeGrace for a dead device
+		wg.Go(func() { c.Close() })
 	}
+	wg.Wait()
 	s.cancel()
 	s.closeSockets()
 	s.ua.Close()
 	s.wg.Wait()
-	return nil
 }
 
 func (s *Server) closeSockets() {
@@ -260,12 +291,19 @@ func (s *Server) watch() {
 	}
 }
 
-// kick wakes the channels of device id (it came online, went offline or re-registered).
+// kick wakes the channels of device id (it came online, went offline or re-registered) and
+// makes them give up INVITEs sent to where the device was.
 func (s *Server) kick(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var gen uint64
+	online := false
+	if d := s.devices[id]; d != nil {
+		gen, online = d.gen, d.online
+	}
 	for c := range s.channels {
 		if c.ch.DeviceID == id {
+			c.abortStale(gen, online)
 			c.wake()
 		}
 	}

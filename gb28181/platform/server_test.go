@@ -32,6 +32,13 @@ var logs testutil.LogBuffer
 
 func startServer(t *testing.T, edit func(*config.GB28181)) *Server {
 	t.Helper()
+	return startServerWith(t, edit, nil)
+}
+
+// startServerWith is startServer with setup called on the Server before Init (a clock, a
+// logger of the test's own).
+func startServerWith(t *testing.T, edit func(*config.GB28181), setup func(*Server)) *Server {
+	t.Helper()
 	c := config.GB28181{ID: testServerID, Listen: "127.0.0.1:0", Password: testPassword,
 		MediaPorts: fmt.Sprintf("%d-%d", 40000+time.Now().Nanosecond()%20000, 0)}
 	first := 40000 + int(time.Now().UnixNano()%10000)
@@ -41,6 +48,9 @@ func startServer(t *testing.T, edit func(*config.GB28181)) *Server {
 		edit(&c)
 	}
 	s := &Server{Config: c, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	if setup != nil {
+		setup(s)
+	}
 	if err := s.Init(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,3 +17,11 @@ func init() {
 }
 
 var debugLogs bool
+
+// provisional reports whether the channel's pending INVITE got a provisional answer (the
+// point from which giving it up takes a CANCEL).
+func (c *Channel) provisional() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending != nil && c.pending.provisional.Load()
+}
