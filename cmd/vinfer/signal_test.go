@@ -26,7 +26,7 @@ import (
 // rounds of SIGWINCH (which Go ignores: the shim hooks it too, so each one takes the path a
 // SIGINT would, without stopping vinfer), then rounds of SIGINT and SIGTERM until vinfer logs
 // that it is stopping. It must stop with exit status 0 and its summary, after logging at debug
-// which handlers it moved onto the signal stack.
+// which handlers it moved onto the signal stack, and from which library.
 func TestStopWithNativeSignalHandlers(t *testing.T) {
 	a := assets(t)
 	ortLib := filepath.Join(filepath.Dir(a), "third_party", "ort", "lib", "libonnxruntime.so.1")
@@ -138,9 +138,22 @@ output: {jsonl: none, http: "127.0.0.1:%d"}
 	if err != nil || strings.Contains(logs, "fatal error") {
 		t.Fatalf("vinfer ended with %v after %d rounds of signals", err, rounds)
 	}
-	for _, want := range []string{"sigshim: chained 02", "sigshim: chained 28", "summary:", "signal handlers moved onto the signal stack"} {
+	for _, want := range []string{"sigshim: chained 02", "sigshim: chained 28", "summary:"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	// The debug lines name each signal moved and the library whose handler it was.
+	for _, sig := range []string{"signal=2 ", "signal=15 ", "signal=11 ", "signal=28 "} {
+		found := false
+		for _, line := range strings.Split(logs, "\n") {
+			if strings.Contains(line, "moved onto the signal stack") && strings.Contains(line, sig) &&
+				strings.Contains(line, "library="+shim) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no debug line says the handler of %sfrom %s was moved onto the signal stack", sig, shim)
 		}
 	}
 	t.Logf("100 rounds of SIGWINCH, %d of SIGINT and SIGTERM", rounds)

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"syscall"
 	"time"
 
 	"github.com/vinfer/vinfer/internal/sigstack"
@@ -17,9 +15,11 @@ import (
 // and infer fix them right after native initialisation; this catches the rest within a second.
 // Each fix is logged at debug level.
 func keepSignalStack(ctx context.Context, log *slog.Logger) {
-	sigstack.Report(func(sigs []syscall.Signal) {
-		log.Debug("signal handlers moved onto the signal stack (set up by a native library without SA_ONSTACK)",
-			"signals", fmt.Sprint(sigs))
+	sigstack.Report(func(moved []sigstack.Moved) {
+		for _, m := range moved {
+			log.Debug("signal handlers moved onto the signal stack (set up by a native library without SA_ONSTACK)",
+				"signal", int(m.Signal), "name", m.Signal.String(), "library", m.Library)
+		}
 	})
 	sigstack.Keep(ctx, time.Second)
 }

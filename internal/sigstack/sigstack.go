@@ -11,19 +11,32 @@
 package sigstack
 
 /*
+#cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <signal.h>
 #include <stddef.h>
+#include <string.h>
 
-// vsig_onstack adds SA_ONSTACK to signal sig's handler when one is installed without it.
-// Returns 1 when it did, 0 when there was nothing to do, -1 when sigaction failed (a signal that
-// cannot be caught, or one reserved by the C library).
-static int vsig_onstack(int sig) {
+// vsig_onstack adds SA_ONSTACK to signal sig's handler when one is installed without it, and
+// then writes the path of the shared object holding the handler (dladdr; "" when unknown) into
+// lib (n bytes). Returns 1 when it did, 0 when there was nothing to do, -1 when sigaction failed
+// (a signal that cannot be caught, or one reserved by the C library).
+static int vsig_onstack(int sig, char* lib, int n) {
 	struct sigaction sa;
 	if (sigaction(sig, NULL, &sa) != 0) return -1;
 	if (sa.sa_flags & SA_ONSTACK) return 0;
 	if (!(sa.sa_flags & SA_SIGINFO) && (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)) return 0;
 	sa.sa_flags |= SA_ONSTACK;
-	return sigaction(sig, &sa, NULL) == 0 ? 1 : -1;
+	if (sigaction(sig, &sa, NULL) != 0) return -1;
+	Dl_info info;
+	void* fn = (sa.sa_flags & SA_SIGINFO) ? (void*)sa.sa_sigaction : (void*)sa.sa_handler;
+	lib[0] = 0;
+	if (dladdr(fn, &info) && info.dli_fname) {
+		strncpy(lib, info.dli_fname, n - 1);
+		lib[n - 1] = 0;
+	}
+	return 1;
 }
 
 static int vsig_count(void) { return NSIG; }
@@ -35,16 +48,23 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
+
+// Moved is one handler Fix moved onto the signal stack.
+type Moved struct {
+	Signal  syscall.Signal
+	Library string // the shared object holding the handler (dladdr), "" when unknown
+}
 
 var (
 	reportMu sync.Mutex
-	report   func([]syscall.Signal)
+	report   func([]Moved)
 )
 
-// Report sets the function that Fix calls, from Fix's goroutine, with each non-empty result
-// (nil: none). vinfer run logs them at debug level.
-func Report(f func([]syscall.Signal)) {
+// Report sets the function that Fix calls, from Fix's goroutine, with what it moved whenever
+// it moved something (nil: none). vinfer run logs them at debug level.
+func Report(f func([]Moved)) {
 	reportMu.Lock()
 	report = f
 	reportMu.Unlock()
@@ -59,9 +79,12 @@ func Report(f func([]syscall.Signal)) {
 // that change; those libraries change theirs at load and initialisation, not later.
 func Fix() []syscall.Signal {
 	var changed []syscall.Signal
+	var moved []Moved
+	var lib [512]C.char
 	for sig := 1; sig < int(C.vsig_count()); sig++ {
-		if C.vsig_onstack(C.int(sig)) == 1 {
+		if C.vsig_onstack(C.int(sig), &lib[0], C.int(len(lib))) == 1 {
 			changed = append(changed, syscall.Signal(sig))
+			moved = append(moved, Moved{Signal: syscall.Signal(sig), Library: C.GoString((*C.char)(unsafe.Pointer(&lib[0])))})
 		}
 	}
 	if len(changed) > 0 {
@@ -69,7 +92,7 @@ func Fix() []syscall.Signal {
 		f := report
 		reportMu.Unlock()
 		if f != nil {
-			f(changed)
+			f(moved)
 		}
 	}
 	return changed
