@@ -11,7 +11,7 @@
 #     filesystem and a static FFmpeg, once per machine into ~/.cache/vinfer, minutes the first
 #     time with a progress line every 30 s, then nothing to do)
 # Env: VINFER_SKIP_APT=1 skips apt; VINFER_ASSETS_SRC=DIR copies assets from DIR;
-# VINFER_IMAGE_CACHE=0 skips the image cache (scripts/test.sh builds it then).
+# VINFER_IMAGE_CACHE=0 skips the image cache (scripts/test.sh does, and builds it beside the tests).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
