@@ -20,7 +20,7 @@ FROM golang:${GO_VERSION}-${DEBIAN_RELEASE} AS build
 ARG VERSION=dev
 WORKDIR /src
 # FFmpeg 5.1 from Debian's source package, minimal and static (its own layer: built once).
-COPY scripts/build-ffmpeg-static.sh scripts/pkg-config-static scripts/
+COPY scripts/build-ffmpeg-static.sh scripts/pkg-config-static scripts/progress.sh scripts/
 RUN ./scripts/build-ffmpeg-static.sh
 COPY go.mod go.sum ./
 RUN go mod download

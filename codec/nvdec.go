@@ -22,6 +22,7 @@ import (
 
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/internal/sigstack"
 	"github.com/vinfer/vinfer/media"
 )
 
@@ -105,6 +106,7 @@ func (d *NVDEC) Init() error {
 	if r < 0 {
 		return fmt.Errorf("%w: %s", ErrNVDECUnavailable, C.GoString(&d.errs[0]))
 	}
+	sigstack.Fix() // libnvcuvid may install signal handlers without SA_ONSTACK
 	d.pool = frame.NewPool(fmt.Sprintf("nvdec-cuda%d", d.Device.Ordinal()), d.Frames, func() (frame.Backing, error) {
 		f := C.av_frame_alloc()
 		if f == nil {

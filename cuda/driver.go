@@ -13,6 +13,8 @@ import (
 	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/vinfer/vinfer/internal/sigstack"
 )
 
 // DefaultLibrary is the driver library loaded by Init; VINFER_LIBCUDA overrides it.
@@ -93,6 +95,7 @@ func Init() error {
 			return
 		}
 		version = int(v)
+		sigstack.Fix() // the driver may install signal handlers without SA_ONSTACK
 	})
 	return initErr
 }

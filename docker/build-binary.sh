@@ -21,11 +21,18 @@ ort_sha256=ffb75a925ba05e47b235bb66e3e3911714a80b328a9c9425539feb204aa32a23
 ort_url=https://registry.npmjs.org/onnxruntime-node/-/onnxruntime-node-1.30.0.tgz
 export PATH=$PATH:/usr/local/go/bin
 
+. "$root/scripts/progress.sh"
+
 mkdir -p "$out/usr/local/bin" "$out/usr/local/lib/vinfer"
 ./scripts/build-ffmpeg-static.sh
 log "building vinfer (static FFmpeg, tag vinfer_static)"
-PKG_CONFIG=$root/scripts/pkg-config-static CGO_ENABLED=1 go build -tags vinfer_static -trimpath \
+buildlog=$(mktemp "${TMPDIR:-/tmp}/vinfer-build-binary.XXXXXX")
+# -v: the packages compiled, one a line, for progress_run (a first build compiles them all).
+# The log stays when the build fails.
+PKG_CONFIG=$root/scripts/pkg-config-static CGO_ENABLED=1 progress_run build-binary "$buildlog" \
+  go build -v -tags vinfer_static -trimpath \
   -ldflags "-s -w -X main.version=${VERSION:-dev}" -o "$out/usr/local/bin/vinfer" ./cmd/vinfer
+rm -f "$buildlog"
 
 lib=$out/usr/local/lib/vinfer/libonnxruntime.so.1
 if [ -n "${ORT_LIB:-}" ]; then

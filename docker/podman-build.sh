@@ -35,9 +35,10 @@ golang=docker.io/library/golang:1.26-bookworm
 if [ "${BASES:-0}" = 1 ] || ! podman image exists "$slim"; then
   dir=$(mktemp -d /var/tmp/vinfer-slim.XXXXXX)
   trap 'rm -rf "$dir"' EXIT
-  mkdir -p "$root/.build/debootstrap-cache"
+  cache=${VINFER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vinfer}
+  mkdir -p "$cache/debootstrap"
   log "debootstrap --variant=minbase bookworm → $slim"
-  debootstrap --variant=minbase --cache-dir="$root/.build/debootstrap-cache" bookworm "$dir/fs" "$mirror" \
+  debootstrap --variant=minbase --cache-dir="$cache/debootstrap" bookworm "$dir/fs" "$mirror" \
     >"$dir/log" 2>&1 || { tail -20 "$dir/log" >&2; exit 1; }
   rm -rf "$dir"/fs/var/cache/apt/archives/*.deb "$dir"/fs/var/lib/apt/lists/*
   tar -C "$dir/fs" --numeric-owner -c . | podman import \

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/internal/ort"
+	"github.com/vinfer/vinfer/internal/sigstack"
 )
 
 // CUDA execution provider: ONNX Runtime's CUDA EP loaded as a plugin EP library
@@ -126,6 +127,7 @@ type DeviceRun struct {
 	perItem []int          // output bytes per batch item (batched) or in total (fixed)
 	batched []bool
 	queue   *ort.RunOptions // run options of Queue: no wait for the provider's stream
+	ran     []bool          // by batch size: run once (sigstack.Fix done after it)
 }
 
 // NewDeviceRun binds s to CUDA device memory of GPU device: input holds MaxBatch input items,
@@ -173,6 +175,7 @@ func (s *Session) newBoundRun(mem *ort.MemoryInfo, input unsafe.Pointer, outputs
 	}
 	item := s.c * s.h * s.w
 	r.in = make([]*ort.Value, s.maxBatch+1)
+	r.ran = make([]bool, s.maxBatch+1)
 	r.outs = make([][]*ort.Value, s.maxBatch+1)
 	for n := 1; n <= s.maxBatch; n++ {
 		shape := []int64{int64(n), int64(s.c), int64(s.h), int64(s.w)}
@@ -213,7 +216,20 @@ func (r *DeviceRun) Run(n int) error {
 	if err := r.bindBatch(n); err != nil {
 		return err
 	}
-	return r.bind.Run()
+	if err := r.bind.Run(); err != nil {
+		return err
+	}
+	r.ranOnce(n)
+	return nil
+}
+
+// ranOnce moves signal handlers that CUDA may have set up at batch size n's first run onto
+// the signal stack (sigstack).
+func (r *DeviceRun) ranOnce(n int) {
+	if !r.ran[n] {
+		r.ran[n] = true
+		sigstack.Fix()
+	}
 }
 
 // bindBatch binds the input and output values for a batch of n.
@@ -241,7 +257,11 @@ func (r *DeviceRun) Queue(n int) error {
 	if err := r.bindBatch(n); err != nil {
 		return err
 	}
-	return r.bind.RunWith(r.queue)
+	if err := r.bind.RunWith(r.queue); err != nil {
+		return err
+	}
+	r.ranOnce(n)
+	return nil
 }
 
 // UseGraph makes Queue replay CUDA graph id (the session needs the CUDA EP option

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/vinfer/vinfer/internal/ort"
+	"github.com/vinfer/vinfer/internal/sigstack"
 	"github.com/vinfer/vinfer/tensor"
 )
 
@@ -209,6 +210,7 @@ func Open(cfg Config) (*Session, error) {
 		}
 		return nil, fmt.Errorf("infer: loading %s: %w", name, err)
 	}
+	sigstack.Fix() // the provider's libraries, loaded with the session, may install signal handlers
 	s := &Session{name: name, sess: sess}
 	if err := s.init(cfg.MaxBatch); err != nil {
 		s.Close()
@@ -398,7 +400,8 @@ func (s *Session) RunSet(set, batch int) ([]tensor.Tensor, error) {
 		return nil, fmt.Errorf("infer: %s: input set %d was never written (InputSet)", s.name, set)
 	}
 	r := s.runs[set][batch]
-	if r == nil {
+	fresh := r == nil
+	if fresh {
 		var err error
 		if r, err = s.prepare(set, batch); err != nil {
 			return nil, err
@@ -411,6 +414,9 @@ func (s *Session) RunSet(set, batch int) ([]tensor.Tensor, error) {
 	s.last = r
 	if err := s.sess.Run(s.inNames, r.inArr, s.outNames, r.outArr); err != nil {
 		return nil, fmt.Errorf("infer: %s: run of batch %d: %w", s.name, batch, err)
+	}
+	if fresh {
+		sigstack.Fix() // an execution provider may set up signal handlers at a shape's first run
 	}
 	for i, o := range s.outs {
 		if o.kind != outDynamic {

@@ -3,28 +3,43 @@
 # targets) with NVDEC/CUVID decoding, for a self-contained vinfer binary on GPU machines that have
 # the NVIDIA driver but no FFmpeg libraries.
 #
-# Output: .build/ffmpeg-static/{include,lib,lib/pkgconfig} (git-ignored). The libraries load the
-# driver's libcuda.so.1 / libnvcuvid.so.1 at run time (ffnvcodec dlopen), so the binary depends on
-# libc/libm/libpthread/libdl only. Build vinfer against it with:
+# Output: $(vinfer_cache)/ffmpeg-static-KEY/{include,lib,lib/pkgconfig}, outside the clone
+# (~/.cache/vinfer unless VINFER_CACHE or XDG_CACHE_HOME say otherwise; scripts/progress.sh),
+# built once per machine: KEY hashes this script (the configure line) and $FFMPEG_SRC, so a
+# change here builds anew beside the old one. `build-ffmpeg-static.sh --prefix` prints the
+# folder. The libraries load the driver's libcuda.so.1 / libnvcuvid.so.1 at run time (ffnvcodec
+# dlopen), so the binary depends on libc/libm/libpthread/libdl only. Build vinfer against it with:
 #
 #   PKG_CONFIG=$PWD/scripts/pkg-config-static go build -tags vinfer_static -o .build/bin/vinfer ./cmd/vinfer
 #
 # (scripts/gpu/build-run.sh and scripts/gpu/build.sh do this for vinfer, vinfer-bench and the GPU tests)
 # (the vinfer_static tag makes cgo link with `pkg-config --static`, see codec/static.go).
 # Needs: dpkg-dev, a deb-src entry (added here as /etc/apt/sources.list.d/vinfer-deb-src.sources
-# when running as root), libffmpeg-nvenc-dev (nv-codec headers), nasm. About 2-4 minutes on 2 cores.
+# when running as root), libffmpeg-nvenc-dev (nv-codec headers), nasm, flock. About 2-4 minutes
+# on 2 idle cores, with a progress line every 30 s. Builders of one machine take turns (flock).
 # Env: JOBS (default nproc), FFMPEG_SRC (an unpacked ffmpeg-5.1.x source tree to use instead of
-# apt-get source).
+# apt-get source), FORCE=1 rebuilds.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-prefix=$root/.build/ffmpeg-static
-work=$root/.build/ffmpeg-src
+. "$root/scripts/progress.sh"
+cache=$(vinfer_cache)
+key=$({ cat "$root/scripts/build-ffmpeg-static.sh"; printf '%s' "${FFMPEG_SRC:-}"; } | sha256sum | cut -c1-16)
+prefix=$cache/ffmpeg-static-$key
+if [ "${1:-}" = --prefix ]; then
+  printf '%s\n' "$prefix"
+  exit 0
+fi
+work=$cache/ffmpeg-src
 jobs=${JOBS:-$(nproc)}
 log() { printf '[ffmpeg-static] %s\n' "$*" >&2; }
 
-if [ -f "$prefix/lib/libavcodec.a" ] && [ "${FORCE:-0}" != 1 ]; then
+mkdir -p "$cache"
+exec 9>"$cache/.ffmpeg-static.lock"
+flock 9 # another clone's build of the same KEY finishes first; then this one finds it
+if [ -f "$prefix/.complete" ] && [ "${FORCE:-0}" != 1 ]; then
   log "already built in $prefix (FORCE=1 rebuilds)"; exit 0
 fi
+rm -rf "$prefix"
 
 sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
 need=()
@@ -48,15 +63,20 @@ if [ -z "$src" ]; then
         $sudo tee /etc/apt/sources.list.d/vinfer-deb-src.sources >/dev/null
       $sudo apt-get update -qq
     fi
-    (cd "$work" && apt-get source -qq --download-only ffmpeg >/dev/null && dpkg-source -x --skip-patches ffmpeg_*.dsc >/dev/null)
+    log "fetching Debian's ffmpeg source package"
+    # Unpacked beside, then renamed: an interrupted run leaves no half tree to be found later.
+    (cd "$work" && rm -rf .unpack && apt-get source -qq --download-only ffmpeg >/dev/null &&
+      dsc=$(ls ffmpeg_5.1*.dsc | head -1) && dpkg-source -x --skip-patches "$dsc" .unpack >/dev/null &&
+      v=${dsc#ffmpeg_} && mv .unpack "ffmpeg-${v%%-*}")
     src=$(ls -d "$work"/ffmpeg-5.1*/ | head -1)
   fi
 fi
 log "source: $src"
 
-build=$work/build
-rm -rf "$build" && mkdir -p "$build"
+build=$(mktemp -d "$cache/ffmpeg-build.XXXXXX")
+trap 'rm -rf "$build"' EXIT
 cd "$build"
+log "configure, then make -j$jobs (log: $build/make.log)"
 "$src"/configure --prefix="$prefix" \
   --enable-static --disable-shared --enable-pic \
   --disable-autodetect --disable-everything --disable-programs --disable-doc --disable-debug \
@@ -71,7 +91,8 @@ cd "$build"
   --enable-protocol=file,pipe \
   --enable-swscale --enable-filter=scale,format,null,buffer,buffersink \
   --extra-cflags="-O2" >/dev/null
-make -j"$jobs" >/dev/null
+progress_run ffmpeg-static "$build/make.log" make -j"$jobs"
 make install >/dev/null
+touch "$prefix/.complete"
 log "installed into $prefix"
 grep -E '^Libs(.private)?:' "$prefix"/lib/pkgconfig/libavcodec.pc >&2

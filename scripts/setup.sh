@@ -7,7 +7,11 @@
 #   - bin/vinfer, built
 #   - models, labels, videos, images, tracking data -> assets/ (copied from ../shared/assets, else downloaded
 #     from the public sources in scripts/assets.sources; every file checked against scripts/assets.sha256)
-# Env: VINFER_SKIP_APT=1 skips apt; VINFER_ASSETS_SRC=DIR copies assets from DIR.
+#   - as root: the container image test's cache (scripts/image-cache.sh: the image's base root
+#     filesystem and a static FFmpeg, once per machine into ~/.cache/vinfer, minutes the first
+#     time with a progress line every 30 s, then nothing to do)
+# Env: VINFER_SKIP_APT=1 skips apt; VINFER_ASSETS_SRC=DIR copies assets from DIR;
+# VINFER_IMAGE_CACHE=0 skips the image cache (scripts/test.sh does, and builds it beside the tests).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -51,4 +55,11 @@ fi
 # The binary.
 log "building bin/vinfer"
 go build -o bin/vinfer ./cmd/vinfer
+
+# What e2e/image would otherwise build inside the test run. A failure here does not stop setup
+# (bin/vinfer is ready); scripts/test.sh tries again and reports it.
+if [ "$(id -u)" = 0 ] && command -v debootstrap >/dev/null && [ "${VINFER_IMAGE_CACHE:-1}" != 0 ] &&
+  [ "${VINFER_IMAGE_TEST:-1}" != 0 ]; then
+  "$root"/scripts/image-cache.sh || log "warning: scripts/image-cache.sh failed (above); ./scripts/test.sh tries again"
+fi
 log "ok: run ./bin/vinfer run"

@@ -49,6 +49,9 @@ func runCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	sigCtx, sigDone := context.WithCancel(context.Background())
+	defer sigDone()
+	keepSignalStack(sigCtx, log)
 	var cfg *config.Config
 	if *cfgPath != "" {
 		if cfg, err = config.Load(*cfgPath); err != nil {

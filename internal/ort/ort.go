@@ -30,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/vinfer/vinfer/internal/sigstack"
 )
 
 // LibraryEnv names the environment variable that gives the library's path.
@@ -76,6 +78,7 @@ func Load(path string) error {
 		return err
 	}
 	loaded = p
+	sigstack.Fix() // a library's constructors may have installed signal handlers without SA_ONSTACK
 	return nil
 }
 

@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-[ -d .build/ffmpeg-static ] || scripts/build-ffmpeg-static.sh
+scripts/build-ffmpeg-static.sh  # once per machine (cached outside the clone)
 [ -f .build/gpu-testdata/clip1080p30.mp4 ] || scripts/gpu/testdata.sh
 # The model as exported (batch 1: vinfer run rewrites it at load, configs/gpu.yaml) and its
 # dynamic-batch copy for vinfer-bench, which opens models without vinfer's loader.

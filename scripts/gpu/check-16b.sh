@@ -44,6 +44,7 @@ done
 ls -la $B
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.used,clocks.sm --format=csv
 has() { [[ " $steps " == *" $1 "* ]]; }
+source scripts/gpu/stop.sh
 result() { echo "$1" | tee -a "$OUT/results.jsonl" >>"$B/results.jsonl"; echo "RESULT $1"; }
 # smi NAME: GPU and NVDEC utilization every second into $B/NAME.smi; smi_mean: their means
 # after the first 4 s (start-up), "gpu%,nvdec%".
@@ -82,12 +83,12 @@ if has run; then
     } >"$cfg"
     echo "== vinfer run, $n streams, ${secs}s"
     smi "run-$n"
-    timeout -s INT -k 30 "$secs" $B/vinfer run --config "$cfg" --http none --jsonl $B/run.jsonl --log-level info 2>$B/run-$n.log
-    echo "exit $? (124: stopped by SIGINT as planned)"
+    stop_after "$secs" 30 $B/vinfer run --config "$cfg" --http none --jsonl $B/run.jsonl --log-level info 2>$B/run-$n.log
+    rc=$?
     u=$(smi_mean)
     grep -Ev '^\[' $B/run-$n.log | tail -8
     w=$(grep -o 'total [0-9.]* fps' $B/run-$n.log | awk 'NR>1{printf "%s%s", s, $2; s=","}')
-    result "{\"what\":\"run-$n\",\"streams\":$n,\"seconds\":$secs,\"window_fps\":[$w],\"gpu_nvdec_util\":[${u:-}],\"detection_lines\":$(wc -l <$B/run.jsonl)}"
+    result "{\"what\":\"run-$n\",\"exit\":$rc,\"streams\":$n,\"seconds\":$secs,\"window_fps\":[$w],\"gpu_nvdec_util\":[${u:-}],\"detection_lines\":$(wc -l <$B/run.jsonl)}"
   done
 fi
 

@@ -39,7 +39,8 @@ output:
   http: 127.0.0.1:18082
   jsonl: $W/events.jsonl
 EOC
-timeout -s INT -k 20 40 $B/vinfer run --config $W/config.yaml --log-level info >$W/vinfer.log 2>&1 &
+source scripts/gpu/stop.sh
+stop_after 40 20 $B/vinfer run --config $W/config.yaml --log-level info >$W/vinfer.log 2>&1 &
 vp=$!
 sleep 30
 curl -s 'http://127.0.0.1:18082/api/evidence?limit=20' >$OUT/evidence.json
@@ -65,5 +66,7 @@ for it in items[:6]:
 print("fetched ok:", ok)
 PY
 wait $vp
-grep -v '^\[' $W/vinfer.log | tail -12
+run_rc=$?
+grep -v '^\[' $W/vinfer.log | tail -13
 ls -la $W/evidence/* 2>/dev/null | head -20
+exit $run_rc # not 0: vinfer crashed or failed to stop (the log's last line says how)

@@ -53,9 +53,11 @@ if [ $cpu = 0 ]; then
   nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.decoder,memory.used --format=csv -l 5 >$bin/smi.csv &
   smi=$!
 fi
-timeout -s INT -k 60 "$secs" $bin/vinfer run --config "$cfg" --http none --jsonl $bin/run.jsonl --log-level info
-echo "exit status $? (124: stopped by SIGINT as planned)"
+source scripts/gpu/stop.sh
+stop_after "$secs" 60 $bin/vinfer run --config "$cfg" --http none --jsonl $bin/run.jsonl --log-level info
+run_rc=$?
 [ $cpu = 0 ] && { kill $smi; cat $bin/smi.csv; }
 echo "detection lines: $(wc -l <$bin/run.jsonl)"
 head -c 600 $bin/run.jsonl
 echo
+exit $run_rc # not 0: vinfer crashed or failed to stop (stop_after said how)

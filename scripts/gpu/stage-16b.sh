@@ -7,13 +7,13 @@
 #                      clip's Annex-B and NV12 for the codec tests, the dynamic-batch YOLOX-Nano
 # Needs the assets (scripts/setup.sh or scripts/assets.sh), ffmpeg, zstd and python3 with onnx and numpy (PYTHON, default
 # /usr/bin/python3, for the YOLOv8m-sized model of check-16b.sh);
-# builds the static FFmpeg (scripts/build-ffmpeg-static.sh) when .build/ffmpeg-static is missing.
+# builds the static FFmpeg (scripts/build-ffmpeg-static.sh) once per machine.
 # Prints the sizes: each carry must stay within 64 MiB.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 [ -f assets/models/yolox_nano_416.onnx ] || { echo "stage-16b: assets missing: run scripts/setup.sh first" >&2; exit 1; }
-[ -d .build/ffmpeg-static ] || scripts/build-ffmpeg-static.sh
+scripts/build-ffmpeg-static.sh  # once per machine (cached outside the clone)
 mkdir -p .build/gpu-testdata .build/gpu16b
 [ -f .build/gpu-testdata/clip1080p30-nob.mp4 ] && [ -f .build/gpu-testdata/car-detection.nv12 ] || scripts/gpu/testdata.sh
 [ -f .build/gpu-testdata/yolox_nano_416_dyn.onnx ] ||
