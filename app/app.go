@@ -234,10 +234,12 @@ func (a *App) gpuStream(sc *pipeline.StreamConfig, reorder func() bool) error {
 
 // RemoveStream stops and releases a stream.
 func (a *App) RemoveStream(id string) error {
+	torn := a.Pipeline.TornDown(id)
 	if err := a.Pipeline.RemoveStream(id); err != nil {
 		return err
 	}
 	a.limits.drop(id)
+	a.returnMemory(torn) // app/release.go
 	return nil
 }
 
