@@ -60,14 +60,15 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, body)
 }
 
-// debugRoutes mounts net/http/pprof and expvar under /debug, behind wrap (the token check).
-func debugRoutes(mux *http.ServeMux, wrap func(http.Handler) http.Handler) {
-	mux.Handle("/debug/pprof/", wrap(http.HandlerFunc(pprof.Index)))
-	mux.Handle("/debug/pprof/cmdline", wrap(http.HandlerFunc(pprof.Cmdline)))
-	mux.Handle("/debug/pprof/profile", wrap(http.HandlerFunc(pprof.Profile)))
-	mux.Handle("/debug/pprof/symbol", wrap(http.HandlerFunc(pprof.Symbol)))
-	mux.Handle("/debug/pprof/trace", wrap(http.HandlerFunc(pprof.Trace)))
-	mux.Handle("/debug/vars", wrap(expvar.Handler()))
+// debugRoutes mounts net/http/pprof and expvar under /debug with handle (behind the token
+// check).
+func debugRoutes(handle func(pattern string, h http.Handler)) {
+	handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
+	handle("/debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline))
+	handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
+	handle("/debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
+	handle("/debug/pprof/trace", http.HandlerFunc(pprof.Trace))
+	handle("/debug/vars", expvar.Handler())
 }
 
 // expvar publishes one "vinfer" variable for the process (expvar names are global); it reports

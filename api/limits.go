@@ -55,15 +55,16 @@ func streamDeadlines(w http.ResponseWriter) {
 	_ = rc.SetWriteDeadline(time.Time{})
 }
 
-// audit logs a state-changing call: who (the remote address, and whether a token was shown),
-// what (method, route, status), never the body or the token.
-func (s *Server) audit(r *http.Request, status int) {
+// audit logs a state-changing call: who (the label of the token shown, "unauthenticated"
+// for none or a wrong one, "anonymous" when the server has no tokens), from where, what
+// (method, route, status); never the body or the secret.
+func (s *Server) audit(r *http.Request, status int, label string) {
 	who := "anonymous"
 	switch {
-	case status == http.StatusUnauthorized:
+	case label != "":
+		who = label
+	case len(s.creds) > 0:
 		who = "unauthenticated"
-	case s.Token != "":
-		who = "token"
 	}
 	remote := r.RemoteAddr
 	if h, _, err := net.SplitHostPort(remote); err == nil {

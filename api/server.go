@@ -31,6 +31,8 @@
 //
 // With a token set, /api, /metrics and /debug need "Authorization: Bearer TOKEN" (or
 // ?access_token=TOKEN, for EventSource, WebSocket and <img>, which cannot send headers);
+// named tokens (Server.Tokens) hold a scope, viewer, operator or admin, per route and method
+// (api/scopes.go), optionally stream ids and a rate of state-changing calls;
 // /healthz, /readyz and the page itself stay open. Source URLs are redacted in every response and
 // log line.
 package api
@@ -38,7 +40,6 @@ package api
 import (
 	"bufio"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +51,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/metrics"
 )
@@ -83,8 +85,12 @@ type Server struct {
 	Metrics *metrics.Metrics
 	// Addr is the TCP listen address (DefaultAddr when empty; port 0 picks a free port).
 	Addr string
-	// Token, when set, is the bearer token the API, /metrics and /debug require.
+	// Token, when set, is the bearer token the API, /metrics and /debug require: an admin
+	// token, labelled "token" in the audit log.
 	Token string
+	// Tokens are further bearer tokens, each with a label, a scope and limits (api/scopes.go);
+	// with any set, every route behind the token check requires one of them or Token.
+	Tokens []config.Token
 	// Log receives request and control-plane events (default App.Log).
 	Log *slog.Logger
 	// Insecure allows listening beyond loopback without a token (Start refuses otherwise).
@@ -119,6 +125,8 @@ type Server struct {
 	wg      sync.WaitGroup
 	closing sync.Once
 	closed  error
+	creds   []*credential // Token and Tokens; none: no token check
+	routed  []string      // patterns registered behind the token check (TestRouteScopes)
 }
 
 // Start validates the configuration, starts listening and serves in the background. Errors
@@ -133,7 +141,12 @@ func (s *Server) Start() error {
 	if s.Addr == "" {
 		s.Addr = DefaultAddr
 	}
-	if s.Token == "" && !s.Insecure && !Loopback(s.Addr) {
+	creds, err := s.credentials()
+	if err != nil {
+		return fmt.Errorf("api: %w", err)
+	}
+	s.creds = creds
+	if len(s.creds) == 0 && !s.Insecure && !Loopback(s.Addr) {
 		return fmt.Errorf("api: %w: %s (set output.token, or output.insecure: true to accept it)", ErrInsecure, s.Addr)
 	}
 	if s.BodyTimeout <= 0 {
@@ -191,7 +204,7 @@ func (s *Server) Start() error {
 			s.Log.Error("api: serve", "err", err)
 		}
 	}()
-	s.Log.Info("api: serving", "url", s.URL(), "token", s.Token != "")
+	s.Log.Info("api: serving", "url", s.URL(), "tokens", len(s.creds))
 	return nil
 }
 
@@ -226,7 +239,11 @@ func (s *Server) Close() error {
 // routes builds the handler tree: authentication and accounting around a ServeMux.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.authed(h)) }
+	authed := func(pattern string, h http.Handler) {
+		s.routed = append(s.routed, pattern)
+		mux.Handle(pattern, s.authed(h))
+	}
+	api := func(pattern string, h http.HandlerFunc) { authed(pattern, h) }
 
 	mux.HandleFunc("/healthz", s.healthz)
 	mux.HandleFunc("/readyz", s.readyz)
@@ -247,8 +264,8 @@ func (s *Server) routes() http.Handler {
 	api("/api/events", methods{"GET": s.recordedOr(s.clustered(s.sse))}.serve) // api/evidence.go
 	api("/api/ws", methods{"GET": s.clustered(s.websocket)}.serve)
 	s.evidenceRoutes(mux, api)
-	mux.Handle("/metrics", s.authed(s.Metrics.Handler()))
-	debugRoutes(mux, s.authed)
+	authed("/metrics", s.Metrics.Handler())
+	debugRoutes(authed)
 	mux.Handle("/", webHandler())
 	return securityHeaders(s.account(s.guard.guarded(s.deadlines(mux))))
 }
@@ -293,12 +310,12 @@ func (m methods) serve(w http.ResponseWriter, r *http.Request) {
 	h(w, r)
 }
 
-// authed requires the bearer token, when one is set.
+// authed requires a bearer token, when any is set, whose scope and streams allow the route
+// (routeAccess), within its rate; the token's label goes to the audit line.
 func (s *Server) authed(h http.Handler) http.Handler {
-	if s.Token == "" {
+	if len(s.creds) == 0 {
 		return h
 	}
-	want := []byte(s.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, how := bearer(r)
 		if got == "" {
@@ -306,12 +323,19 @@ func (s *Server) authed(h http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, "missing bearer token: send the header \"Authorization: Bearer TOKEN\" (or ?access_token=TOKEN for EventSource, WebSocket and images)")
 			return
 		}
-		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		c := match(s.creds, got)
+		if c == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vinfer", error="invalid_token"`)
-			writeError(w, http.StatusUnauthorized, "wrong bearer token in the %s: use the token vinfer was started with (output.token in the config)", how)
+			writeError(w, http.StatusUnauthorized, "wrong bearer token in the %s: use the token vinfer was started with (output.token or output.tokens in the config)", how)
 			return
 		}
-		h.ServeHTTP(w, r)
+		if who, ok := r.Context().Value(whoKey{}).(*string); ok {
+			*who = c.label
+		}
+		if !s.permit(w, r, c) {
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credKey{}, c)))
 	})
 }
 
@@ -336,6 +360,7 @@ func (s *Server) account(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t0 := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
+		r, who := withWho(r)
 		h.ServeHTTP(rec, r)
 		if rec.status == 0 {
 			rec.status = http.StatusOK
@@ -346,7 +371,7 @@ func (s *Server) account(h http.Handler) http.Handler {
 		}
 		s.Metrics.ObserveRequest(route, rec.status)
 		if changesState(r) && r.Method != http.MethodGet {
-			s.audit(r, rec.status)
+			s.audit(r, rec.status, *who)
 		}
 		s.Log.Debug("api: request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"duration", time.Since(t0).Round(time.Microsecond))

@@ -102,10 +102,14 @@ func (s *Server) listStreams(w http.ResponseWriter, r *http.Request) {
 	}
 	rates := s.Metrics.Rates().Streams()
 	out := []StreamView{}
+	limited := tokenLimited(r) // sees its streams only, this node's
 	for _, st := range s.App.Streams() {
+		if !tokenAllows(r, st.Decl.ID) {
+			continue
+		}
 		out = append(out, s.streamView(st, rates[st.Decl.ID]))
 	}
-	if s.Cluster != nil && scope != "local" && r.Header.Get(forwardedHeader) == "" {
+	if s.Cluster != nil && scope != "local" && r.Header.Get(forwardedHeader) == "" && !limited {
 		s.clusterStreams(w, r, out)
 		return
 	}
@@ -140,6 +144,10 @@ func (s *Server) addStream(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := c.Validate(); err != nil {
 		writeError(w, declStatus(c), "stream declaration: %s", strings.ReplaceAll(redact.Message(err.Error(), c.Source), "\n", "; "))
+		return
+	}
+	if !tokenAllows(r, c.ID) {
+		writeError(w, http.StatusForbidden, "this token may not add stream %q: it is limited to other stream ids", c.ID)
 		return
 	}
 	if _, ok := s.App.Model(c.Model); !ok {

@@ -40,7 +40,7 @@ type App struct {
 	sinks   []sink.Sink // opened from the configuration, closed by Stop
 	fanout  *Fanout
 	gpuMem  gpuMemory
-	limits  limits
+	limits  *limits
 
 	evidence *evidence.Recorder // nil without an evidence section (app/evidence.go)
 	gb       *gbPlatform        // the GB28181 platform (gb28181.go), nil without a gb28181: section
@@ -179,18 +179,20 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 			return err
 		}
 	}
-	release, err := a.limits.admit(len(a.Pipeline.Streams()))
+	release, err := a.limits.admit(s.ID)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
 	src, err = source.Open(&s, source.Policy{Roots: roots, OpenTimeout: a.limits.timeout})
 	release()
 	if err != nil {
+		a.limits.drop(s.ID)
 		return err
 	}
 	sc.Source = src
 	if err := a.Pipeline.AddStream(sc); err != nil {
 		src.Close()
+		a.limits.drop(s.ID)
 		return err
 	}
 	return nil
@@ -231,7 +233,15 @@ func (a *App) gpuStream(sc *pipeline.StreamConfig, reorder func() bool) error {
 }
 
 // RemoveStream stops and releases a stream.
-func (a *App) RemoveStream(id string) error { return a.Pipeline.RemoveStream(id) }
+func (a *App) RemoveStream(id string) error {
+	torn := a.Pipeline.TornDown(id)
+	if err := a.Pipeline.RemoveStream(id); err != nil {
+		return err
+	}
+	a.limits.drop(id)
+	a.returnMemory(torn) // app/release.go
+	return nil
+}
 
 // Wait blocks until every stream added so far has ended (files at their end) and its results
 // went out, or ctx ends.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/vinfer/vinfer/config"
@@ -10,31 +11,46 @@ import (
 
 // TestLimitsAdmit: opens beyond sources.max_opening are refused at once (ErrBusy) instead of
 // each parking a thread (issue 14, item 3: 140 hanging opens crashed the process), and a slot
-// comes back when its open ends; streams beyond max_streams are refused.
+// comes back when its open ends; places beyond max_streams are refused while the streams that
+// hold them are still opening (issue 25, item 5: the count was the running streams only, so 12
+// racing adds with max_streams 4 started 9), and come back when a stream is dropped.
 func TestLimitsAdmit(t *testing.T) {
 	l := newLimits(&config.Sources{MaxOpening: 3, MaxStreams: 5}, t.TempDir())
 	var releases []func()
-	for range 3 {
-		r, err := l.admit(0)
+	for i := range 3 {
+		r, err := l.admit(fmt.Sprint("s", i))
 		if err != nil {
 			t.Fatal(err)
 		}
 		releases = append(releases, r)
 	}
-	for range 140 {
-		if _, err := l.admit(0); !errors.Is(err, defs.ErrBusy) {
+	for i := range 140 {
+		if _, err := l.admit(fmt.Sprint("busy", i)); !errors.Is(err, defs.ErrBusy) {
 			t.Fatalf("admit with every slot taken: %v, want ErrBusy", err)
 		}
 	}
 	releases[0]()
-	r, err := l.admit(0)
+	if _, err := l.admit("s1"); !errors.Is(err, defs.ErrStreamExists) {
+		t.Fatalf("admit of an id being opened: %v, want ErrStreamExists", err)
+	}
+	for i := 3; i < 5; i++ { // s0 opened; s1, s2 still opening; s3, s4 take the last places
+		r, err := l.admit(fmt.Sprint("s", i))
+		if err != nil {
+			t.Fatalf("admit s%d after a release: %v", i, err)
+		}
+		r()
+	}
+	releases[1]()
+	releases[2]()
+	if _, err := l.admit("s5"); !errors.Is(err, defs.ErrStreamLimit) {
+		t.Fatalf("admit with 5 places held: %v, want ErrStreamLimit", err)
+	}
+	l.drop("s3")
+	r, err := l.admit("s5")
 	if err != nil {
-		t.Fatalf("admit after a release: %v", err)
+		t.Fatalf("admit after a drop: %v", err)
 	}
 	r()
-	if _, err := l.admit(5); !errors.Is(err, defs.ErrStreamLimit) {
-		t.Fatalf("admit at max_streams: %v, want ErrStreamLimit", err)
-	}
 }
 
 // TestLimitsRoots: the default roots are the config directory and the assets; never nil (nil

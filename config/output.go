@@ -26,6 +26,8 @@ type Output struct {
 	HTTP string `yaml:"http,omitempty" json:"http,omitempty"`
 	// Token, when set, is the bearer token the API requires.
 	Token string `yaml:"token,omitempty" json:"-"`
+	// Tokens are further credentials, each with a label, a scope and limits (config/tokens.go).
+	Tokens []Token `yaml:"tokens,omitempty" json:"tokens,omitempty"`
 	// Insecure allows serving beyond loopback without a token (refused otherwise).
 	Insecure bool `yaml:"insecure,omitempty" json:"insecure,omitempty"`
 	// AllowedHosts are further Host header names the API answers to, besides the listen
@@ -47,7 +49,7 @@ func (o *Output) Validate() error {
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return ErrTLSPair
 	}
-	return nil
+	return ValidateTokens(o.Tokens, o.Token)
 }
 
 // ErrSinkType is wrapped when a sink declaration has no type.

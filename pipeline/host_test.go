@@ -509,12 +509,22 @@ func TestHostRemoveMidBatch(t *testing.T) {
 	testutil.Within(t, hostWait, "a first run", e.started)
 	e.staged(t, 2)
 	live := r.stats(t, "live")
+	torn := r.p.TornDown("live")
 	removed := make(chan error, 1)
 	go func() { removed <- r.p.RemoveStream("live") }()
 	if err := testutil.Within(t, hostWait, "RemoveStream while inference is stuck", removed); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case <-torn:
+		t.Fatal("TornDown closed while the stream's frames are still in inference")
+	default:
+	}
 	e.open()
+	testutil.Within(t, hostWait, "the removed stream torn down (TornDown)", torn)
+	if st := live.Pool.Stats(); st.InUse != 0 {
+		t.Errorf("torn down with %d frames of its pool in use", st.InUse)
+	}
 	r.wait(t, "the file to end and the removed stream to drain")
 	file := r.stats(t, "file")
 	r.stop(t, live.Pool, file.Pool)

@@ -167,6 +167,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 		sc.warn = p.log
 	}
 	st := &stream{scene: sc, cfg: cfg, ownPre: cpu, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
+		torn:   make(chan struct{}),
 		policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
 	st.q.background = !cfg.Source.Live()
@@ -180,6 +181,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 		defer p.wg.Done()
 		st.run(ctx)
 		st.finish()
+		close(st.torn)
 	}()
 	return nil
 }

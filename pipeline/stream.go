@@ -88,6 +88,7 @@ type stream struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	torn   chan struct{} // closed once finish released the decoder, its frames and the source
 	err    error
 	ended  atomic.Bool
 

@@ -94,19 +94,15 @@ func within(path string, roots []string) bool {
 	return false
 }
 
-// ReadFile reads a small regular file that CheckFile accepts, at most max bytes.
+// ReadFile reads a small regular file that OpenFile accepts, at most max bytes.
 func ReadFile(path string, roots []string, max int64) ([]byte, error) {
-	real, err := CheckFile(path, roots)
+	f, err := OpenFile(path, roots)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(real, os.O_RDONLY|nonblock, 0)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, ErrNoFile)
-	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	if st, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoFile)
 	} else if st.Size() > max {
 		return nil, fmt.Errorf("%s: %w: %d bytes (at most %d)", path, ErrTooLarge, st.Size(), max)
 	}

@@ -17,7 +17,7 @@ import (
 // address until ctx ends or the returned Closer is closed, with its token, browser guard
 // settings and TLS files.
 func startAPI(ctx context.Context, a *app.App, m *metrics.Metrics, o config.Output, log *slog.Logger, node *cluster.Node) (io.Closer, error) {
-	s := &api.Server{App: a, Metrics: m, Addr: o.HTTP, Token: o.Token, Log: log, Insecure: o.Insecure,
+	s := &api.Server{App: a, Metrics: m, Addr: o.HTTP, Token: o.Token, Tokens: o.Tokens, Log: log, Insecure: o.Insecure,
 		AllowedHosts: o.AllowedHosts, AllowedOrigins: o.AllowedOrigins, TLSCert: o.TLSCert, TLSKey: o.TLSKey,
 		Evidence: a.Evidence()}
 	if node != nil {
@@ -26,7 +26,7 @@ func startAPI(ctx context.Context, a *app.App, m *metrics.Metrics, o config.Outp
 	if err := s.Start(); err != nil {
 		return nil, err
 	}
-	if o.Token == "" && !api.Loopback(s.URL()[strings.Index(s.URL(), "//")+2:]) {
+	if o.Token == "" && len(o.Tokens) == 0 && !api.Loopback(s.URL()[strings.Index(s.URL(), "//")+2:]) {
 		log.Warn("api: serving beyond loopback without a token (output.insecure): whoever reaches it can add sources and watch the video")
 	}
 	go func() {

@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/asticode/go-astiav"
@@ -99,10 +98,14 @@ func (s *Source) Init() error {
 	if s.Path == "" {
 		return errors.New("file: no path given")
 	}
-	real, err := source.CheckFile(s.Path, s.Roots)
+	// The file is opened and checked here, and FFmpeg reads that open file (through its
+	// /proc/self/fd name), not whatever the path names by the time FFmpeg opens it: a FIFO
+	// swapped in after the check would park the thread in open(2) (issue 25, item 5).
+	f, err := source.OpenFile(s.Path, s.Roots)
 	if err != nil {
 		return fmt.Errorf("file %w", err)
 	}
+	defer f.Close() // FFmpeg holds its own descriptor once open
 	s.fc = astiav.AllocFormatContext()
 	if s.fc == nil {
 		return errors.New("file: avformat_alloc_context failed (out of memory)")
@@ -116,10 +119,10 @@ func (s *Source) Init() error {
 	defer opts.Free()
 	// "file:" keeps FFmpeg from reading a protocol out of the path; the whitelist from
 	// following one out of the file (playlists, concat lists).
-	if err := s.fc.OpenInput("file:"+real, nil, opts); err != nil {
+	if err := s.fc.OpenInput("file:"+source.FDPath(f), nil, opts); err != nil {
 		s.fc.Free() // avformat_open_input freed the context already; this drops astiav's entry
 		s.fc = nil
-		return openError(s.Path, real, err)
+		return openError(s.Path, f, err)
 	}
 	if err := s.fc.FindStreamInfo(nil); err != nil {
 		if s.timedOut.Load() {
@@ -449,17 +452,14 @@ func (s *Source) Close() error {
 	return nil
 }
 
-// openError explains why FFmpeg could not open path (real: the checked file it names).
-func openError(path, real string, err error) error {
+// openError explains why FFmpeg could not open path (f: the checked file, open).
+func openError(path string, f *os.File, err error) error {
 	if errors.Is(err, astiav.ErrExit) {
 		return fmt.Errorf("file %s: %w opening the file", path, ErrTimeout)
 	}
 	var head [12]byte
 	n := 0
-	if f, ferr := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0); ferr == nil {
-		n, _ = io.ReadFull(f, head[:])
-		f.Close()
-	}
+	n, _ = f.ReadAt(head[:], 0)
 	switch {
 	case n >= 8 && bytes.Equal(head[4:8], []byte("ftyp")):
 		return fmt.Errorf("file %s: an MP4/MOV file FFmpeg cannot read (%w): its index (moov "+

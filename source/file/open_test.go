@@ -1,6 +1,7 @@
 package file
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -41,6 +42,38 @@ func TestFIFO(t *testing.T) {
 	err := initWithin(t, s, 30*time.Second)
 	if !errors.Is(err, source.ErrNotRegular) {
 		t.Fatalf("Init: %v, want ErrNotRegular", err)
+	}
+}
+
+// TestSwappedForFIFO: a file swapped for a FIFO after its check and before FFmpeg opened it
+// parked the thread in open(2) for ever (issue 25, item 5: eight such adds held every opening
+// slot until restart). FFmpeg now reads the descriptor that was checked: the clip checked is
+// the clip read, whatever the path names by then.
+func TestSwappedForFIFO(t *testing.T) {
+	clip, err := os.ReadFile(sourcetest.Asset(t, "videos/car-detection.mp4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "clip.mp4")
+	if err := os.WriteFile(path, clip, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testHookOpen = func(*Source) {
+		if err := os.Remove(path); err != nil {
+			t.Error(err)
+		}
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { testHookOpen = nil }()
+	s := &Source{Path: path, OpenTimeout: time.Minute}
+	defer s.Close()
+	if err := initWithin(t, s, 30*time.Second); err != nil {
+		t.Fatalf("Init: %v, want the clip checked opened", err)
+	}
+	if _, err := s.Read(context.Background()); err != nil {
+		t.Fatalf("Read: %v", err)
 	}
 }
 
