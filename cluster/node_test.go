@@ -179,7 +179,7 @@ func startNode(t *testing.T, url string, w *world, name string, mod func(*Option
 	f := &fakeLocal{w: w, node: name, streams: map[string]config.Stream{}, remote: map[string]bool{}}
 	o := Options{Config: config.Cluster{NATS: url, Node: name, Advertise: "http://" + name + ".test:8080",
 		Lease: config.Duration(testLease)}, Local: f, DefaultMaxStreams: 256, RetryFailed: time.Second,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: testLogLevel()}))}
 	if mod != nil {
 		mod(&o)
 	}
@@ -234,16 +234,16 @@ func placedAsAssigned(w *world, ids []string, nodes []string) (bool, string) {
 	}
 	want := Assign(ids, members)
 	got := w.where()
-	bad := 0
+	var bad []string
 	for _, id := range ids {
 		if got[id] != want[id] {
-			bad++
+			bad = append(bad, fmt.Sprintf("%s on %q, not %s", id, got[id], want[id]))
 		}
 	}
 	if len(got) != len(ids) {
 		return false, fmt.Sprintf("%d of %d streams running", len(got), len(ids))
 	}
-	return bad == 0, fmt.Sprintf("%d streams not on their assigned node", bad)
+	return len(bad) == 0, fmt.Sprintf("%d streams not on their assigned node: %s", len(bad), strings.Join(bad, ", "))
 }
 
 func sortedIDs(ss []config.Stream) []string {
@@ -536,4 +536,12 @@ func TestLostNATS(t *testing.T) {
 	if d := w.long(); len(d) > 0 {
 		t.Fatalf("streams ran twice for longer than a lease: %v", d)
 	}
+}
+
+// testLogLevel is Warn, Debug with VINFER_CLUSTER_DEBUG=1.
+func testLogLevel() slog.Level {
+	if os.Getenv("VINFER_CLUSTER_DEBUG") == "1" {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
 }
