@@ -170,7 +170,7 @@ type Node struct {
 	shunned  map[string]map[string]time.Time
 	// starting are the streams whose start is in progress: not listed as running yet.
 	starting map[string]bool
-	running  map[string]uint64    // streams this node started, under this owner-key revision
+	running  map[string]uint64 // streams this node started, under this owner-key revision
 	failed   map[string]failure
 	lastBeat time.Time
 	beatRev  uint64
