@@ -76,7 +76,7 @@ func connectError(url string, err error) error {
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked),
 		errors.Is(err, nats.ErrNkeysNotSupported), strings.Contains(strings.ToLower(msg), "authorization violation"):
 		return fmt.Errorf("%w: %s: %v", ErrAuth, url, err)
-	case strings.Contains(msg, "tls:"), strings.Contains(msg, "x509:"), errors.Is(err, nats.ErrSecureConnRequired),
+	case strings.Contains(msg, "tls:"), strings.Contains(msg, "tls error"), strings.Contains(msg, "x509:"), errors.Is(err, nats.ErrSecureConnRequired),
 		errors.Is(err, nats.ErrSecureConnWanted):
 		return fmt.Errorf("%w: %s: TLS: %v", ErrAuth, url, err)
 	}

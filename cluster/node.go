@@ -664,7 +664,8 @@ func (n *Node) plan() []action {
 		}
 	}
 	for id, o := range n.owners {
-		if _, ok := n.streams[id]; !ok && !live[o.v.Node] {
+		// o.v.Node "": an entry that failed the signature check is no one's to clean up.
+		if _, ok := n.streams[id]; !ok && !live[o.v.Node] && o.v.Node != "" {
 			if _, mine := n.running[id]; !mine {
 				acts = append(acts, action{id: id, kind: actCleanup, rev: o.rev})
 			}

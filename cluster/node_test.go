@@ -82,6 +82,8 @@ type fakeLocal struct {
 	mu      sync.Mutex
 	streams map[string]config.Stream
 	remote  map[string]bool
+	// block, when set, holds every start until it is closed (a node whose starts hang).
+	block chan struct{}
 }
 
 func (f *fakeLocal) AddStream(s config.Stream) error { return f.add(s, false) }
@@ -89,6 +91,10 @@ func (f *fakeLocal) AddRemoteStream(s config.Stream) error {
 	return f.add(s, true)
 }
 func (f *fakeLocal) add(s config.Stream, remote bool) error {
+	if f.block != nil {
+		<-f.block
+		return errors.New("start gave up")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.streams[s.ID]; ok {
@@ -544,4 +550,28 @@ func testLogLevel() slog.Level {
 		return slog.LevelDebug
 	}
 	return slog.LevelWarn
+}
+
+// progressWait polls cond every 50 ms until it holds. It fails only when cond's message (the
+// state it reports) stays the same for stall leases: a loaded machine makes the cluster slow,
+// not stuck. An overall bound of 100 stalls catches a state that flaps for ever.
+func progressWait(t *testing.T, stall int, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	t0 := time.Now()
+	limit := time.Duration(stall) * testLease
+	var last string
+	changed := time.Now()
+	for {
+		ok, msg := cond()
+		if ok {
+			return time.Since(t0)
+		}
+		if msg != last {
+			last, changed = msg, time.Now()
+		}
+		if time.Since(changed) > limit || time.Since(t0) > 100*limit {
+			t.Fatalf("%s: no progress for %s (%s)", what, time.Since(changed).Round(time.Millisecond), last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
