@@ -170,7 +170,8 @@ type Node struct {
 	shunned  map[string]map[string]time.Time
 	// starting are the streams whose start is in progress: not listed as running yet.
 	starting map[string]bool
-	running  map[string]uint64 // streams this node started, under this owner-key revision
+	departed map[string]Departed // departed.go
+	running  map[string]uint64   // streams this node started, under this owner-key revision
 	failed   map[string]failure
 	lastBeat time.Time
 	beatRev  uint64
@@ -225,7 +226,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		lease: c.LeaseDuration(), weight: c.NodeWeight(), max: c.MaxStreams, bucket: c.BucketName(),
 		streams: map[string]item[regEntry]{}, owners: map[string]item[ownerEntry]{}, nodes: map[string]item[beat]{},
 		badURL: map[string]time.Time{}, badClock: map[string]time.Time{}, badEntry: map[string]time.Time{},
-		lastSeq: map[string]seqMark{}, beats: map[string]uint64{}, unserved: map[string]claim{}, shunned: map[string]map[string]time.Time{}, starting: map[string]bool{},
+		lastSeq: map[string]seqMark{}, beats: map[string]uint64{}, unserved: map[string]claim{}, shunned: map[string]map[string]time.Time{}, starting: map[string]bool{}, departed: map[string]Departed{},
 		running: map[string]uint64{}, failed: map[string]failure{}, counters: map[string]uint64{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if n.max == 0 {
 		n.max = o.DefaultMaxStreams
@@ -506,10 +507,10 @@ func (n *Node) heartbeats() {
 		n.mu.Unlock()
 		if lost {
 			n.log.Warn("cluster: NATS unreachable for 3/4 of a lease: stopping this node's streams (other nodes take them over)")
-			n.stopAll()
+			n.stopAll(WhyIsolated)
 		}
 		if fatal != nil {
-			n.stopAll()
+			n.stopAll(WhyIsolated)
 			n.once.Do(func() { close(n.done) })
 			return
 		}
@@ -689,10 +690,10 @@ func (n *Node) reconcile() {
 		switch a.kind {
 		case actStop:
 			n.log.Warn("cluster: stream's owner key moved to another node: stopping it here", "stream", a.id)
-			n.stopLocal(a.id)
+			n.stopLocal(a.id, WhyFenced)
 			n.count("fenced")
 		case actRelease:
-			n.stopLocal(a.id)
+			n.stopLocal(a.id, WhyHandedOver)
 			if err := n.kvOwners.Delete(ctx, a.id, jetstream.LastRevision(a.rev)); err != nil {
 				n.log.Debug("cluster: release", "stream", a.id, "err", err)
 			} else {
@@ -756,20 +757,24 @@ func (n *Node) startLocal(id string, rev uint64, e regEntry) {
 	n.log.Info("cluster: stream started", "stream", id, "owner_revision", rev)
 }
 
-func (n *Node) stopLocal(id string) {
+// stopLocal stops stream id here, remembering its counters and why (Departed).
+func (n *Node) stopLocal(id, why string) {
 	n.mu.Lock()
 	delete(n.running, id)
 	_, failed := n.failed[id]
 	delete(n.failed, id)
 	n.mu.Unlock()
-	if _, ok := n.opt.Local.Stream(id); ok {
+	if info, ok := n.opt.Local.Stream(id); ok {
+		n.mu.Lock()
+		n.departLocked(info, why)
+		n.mu.Unlock()
 		if err := n.opt.Local.RemoveStream(id); err != nil && !failed {
 			n.log.Warn("cluster: stopping stream", "stream", id, "err", err)
 		}
 	}
 }
 
-func (n *Node) stopAll() {
+func (n *Node) stopAll(why string) {
 	n.mu.Lock()
 	ids := make([]string, 0, len(n.running))
 	for id := range n.running {
@@ -777,7 +782,7 @@ func (n *Node) stopAll() {
 	}
 	n.mu.Unlock()
 	for _, id := range ids {
-		n.stopLocal(id)
+		n.stopLocal(id, why)
 	}
 }
 
@@ -830,7 +835,7 @@ func (n *Node) close() {
 	}
 	n.mu.Unlock()
 	for id, rev := range running {
-		n.stopLocal(id)
+		n.stopLocal(id, WhyHandedOver)
 		_ = n.kvOwners.Delete(ctx, id, jetstream.LastRevision(rev))
 	}
 	if n.Err() == nil {
