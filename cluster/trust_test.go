@@ -10,6 +10,8 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -22,6 +24,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/testutil"
 )
 
 // authServer is an embedded nats-server with JetStream and the given authentication.
@@ -241,7 +244,12 @@ func TestForgedHeartbeatTrustedPeers(t *testing.T) {
 	seed := streamsN(12)
 	ids := sortedIDs(seed)
 	trusted := func(o *Options) { o.Config.TrustedPeers = []string{"http://*.test:8080"} }
-	a, err := startNode(t, url, w, "a", func(o *Options) { trusted(o); o.Seed = seed })
+	logs := &testutil.LogBuffer{}
+	a, err := startNode(t, url, w, "a", func(o *Options) {
+		trusted(o)
+		o.Seed = seed
+		o.Log = slog.New(slog.NewTextHandler(io.MultiWriter(logs, os.Stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,6 +279,16 @@ func TestForgedHeartbeatTrustedPeers(t *testing.T) {
 		return onNodes(w, ids, "a", "b")
 	})
 	t.Logf("forged node and owner keys: every stream on a real node %.1fs later (lease %s)", time.Since(t0).Seconds(), testLease)
+	// a's warnings name the forged node as the peer, once per line (issue 25 item 8: a line
+	// carried node= twice).
+	if !strings.Contains(logs.String(), "peer=evil") {
+		t.Errorf("no warning names the forged node:\n%s", logs)
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Count(line, " node=") > 1 {
+			t.Errorf("node= twice: %s", line)
+		}
+	}
 	// It stays so while evil keeps beating: sample for two leases.
 	for end := time.Now().Add(2 * testLease); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		noTokenToAttacker(t, nodes, ids)
