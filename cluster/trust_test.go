@@ -22,6 +22,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/testutil"
@@ -45,9 +46,26 @@ func authServer(t *testing.T, mod func(*server.Options)) *server.Server {
 }
 
 // TestNATSAuth: against a nats-server that requires credentials, a node with cluster.auth's
-// user and password (or token) joins; one without them, or with a wrong password, is refused
-// with ErrAuth.
+// user and password (or token, or NKey seed file) joins; one without them, with a wrong
+// password, another NKey or a missing seed file is refused with ErrAuth.
 func TestNATSAuth(t *testing.T) {
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := user.PublicKey()
+	seed, _ := user.Seed()
+	seedFile := filepath.Join(t.TempDir(), "vinfer.nk")
+	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stranger, _ := nkeys.CreateUser()
+	strangerSeed, _ := stranger.Seed()
+	strangerFile := filepath.Join(t.TempDir(), "stranger.nk")
+	if err := os.WriteFile(strangerFile, strangerSeed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nkeyd := authServer(t, func(o *server.Options) { o.Nkeys = []*server.NkeyUser{{Nkey: pub}} })
 	users := authServer(t, func(o *server.Options) { o.Username, o.Password = "vinfer", "s3cret-pw" })
 	tokens := authServer(t, func(o *server.Options) { o.Authorization = "t0ken-for-nats" })
 	cases := []struct {
@@ -61,6 +79,10 @@ func TestNATSAuth(t *testing.T) {
 		{"wrong-password", users.ClientURL(), config.ClusterAuth{User: "vinfer", Password: "guess"}, false},
 		{"token", tokens.ClientURL(), config.ClusterAuth{Token: "t0ken-for-nats"}, true},
 		{"no-token", tokens.ClientURL(), config.ClusterAuth{}, false},
+		{"nkey", nkeyd.ClientURL(), config.ClusterAuth{NKeySeedFile: seedFile}, true},
+		{"other-nkey", nkeyd.ClientURL(), config.ClusterAuth{NKeySeedFile: strangerFile}, false},
+		{"no-nkey", nkeyd.ClientURL(), config.ClusterAuth{}, false},
+		{"missing-seed-file", nkeyd.ClientURL(), config.ClusterAuth{NKeySeedFile: seedFile + ".gone"}, false},
 	}
 	for _, c := range cases {
 		_, err := startNode(t, c.url, newWorld(), c.name, func(o *Options) { o.Config.Auth = c.auth })
