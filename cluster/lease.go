@@ -13,7 +13,9 @@ import (
 // it: a handover in progress). When neither holds for unservedLeases leases and
 // minBeatsUnserved of that node's heartbeats, the node is shunned for that stream for
 // shunLeases leases: the placement skips it, and the owner key it may hold can be taken from it
-// though it is live. A shunned node that serves the stream after all, leaves, or restarts (a
+// though it is live. A live node that holds the owner key of a stream placed elsewhere without
+// running it (a forged owner key) is shunned for it the same way (held), so the stream's node
+// can take the key. A shunned node that serves the stream after all, leaves, or restarts (a
 // new instance) is no longer shunned for it; when the shun ends the stream is placed on the
 // node again, and shunned again if it still does not take it.
 
@@ -76,32 +78,51 @@ func (n *Node) trackUnservedLocked(place map[string]string, live map[string]bool
 			delete(n.unserved, id)
 		}
 	}
-	for id, x := range place {
-		if x == n.name || n.servesLocked(x, id) {
-			delete(n.unserved, id)
-			continue
+	for id, c := range n.held {
+		if o, ok := n.owners[id]; !ok || o.v.Node != c.node {
+			delete(n.held, id)
 		}
-		if o, ok := n.owners[id]; ok && o.v.Node != x && live[o.v.Node] && n.servesLocked(o.v.Node, id) {
-			delete(n.unserved, id) // kept from it: the holder hands it over first
-			continue
-		}
-		c, ok := n.unserved[id]
-		if !ok {
-			n.unserved[id] = claim{node: x, since: now, beats: n.beats[x]}
-			continue
-		}
-		if now.Sub(c.since) < unservedLeases*n.lease || n.beats[x]-c.beats < minBeatsUnserved {
-			continue
-		}
-		delete(n.unserved, id)
-		if n.shunned[id] == nil {
-			n.shunned[id] = map[string]time.Time{}
-		}
-		n.shunned[id][x] = now.Add(shunLeases * n.lease)
-		n.counters["shunned"]++
-		n.log.Warn("cluster: a node was placed a stream and did not take it: placing it elsewhere",
-			"peer", x, "stream", id, "waited", now.Sub(c.since).Round(time.Millisecond), "for", shunLeases*n.lease)
 	}
+	for id, x := range place {
+		holder := "" // another live node holding the key of a stream placed elsewhere
+		if o, ok := n.owners[id]; ok && o.v.Node != x && o.v.Node != "" && o.v.Node != n.name && live[o.v.Node] {
+			holder = o.v.Node
+		}
+		switch {
+		case holder != "" && !n.servesLocked(holder, id):
+			// Neither runs nor releases it: x is kept from it by a node that holds it hostage.
+			delete(n.unserved, id)
+			n.strikeLocked(n.held, id, holder, now, "cluster: a node holds a stream's owner key without running it: taking it")
+		case holder != "" || x == n.name || n.servesLocked(x, id):
+			// Served, or a handover in progress (the holder runs it and releases it first).
+			delete(n.unserved, id)
+			delete(n.held, id)
+		default:
+			delete(n.held, id)
+			n.strikeLocked(n.unserved, id, x, now, "cluster: a node was placed a stream and did not take it: placing it elsewhere")
+		}
+	}
+}
+
+// strikeLocked advances the claim on stream id against node in claims: started now, or, once
+// it is unservedLeases old with minBeatsUnserved of node's heartbeats since, the node is
+// shunned for the stream (logged with msg). n.mu held.
+func (n *Node) strikeLocked(claims map[string]claim, id, node string, now time.Time, msg string) {
+	c, ok := claims[id]
+	if !ok || c.node != node {
+		claims[id] = claim{node: node, since: now, beats: n.beats[node]}
+		return
+	}
+	if now.Sub(c.since) < unservedLeases*n.lease || n.beats[node]-c.beats < minBeatsUnserved {
+		return
+	}
+	delete(claims, id)
+	if n.shunned[id] == nil {
+		n.shunned[id] = map[string]time.Time{}
+	}
+	n.shunned[id][node] = now.Add(shunLeases * n.lease)
+	n.counters["shunned"]++
+	n.log.Warn(msg, "peer", node, "stream", id, "waited", now.Sub(c.since).Round(time.Millisecond), "for", shunLeases*n.lease)
 }
 
 // forgetNodeLocked drops what this node tracked about node (it left, or restarted as a new
@@ -113,9 +134,11 @@ func (n *Node) forgetNodeLocked(node string) {
 			delete(n.shunned, id)
 		}
 	}
-	for id, c := range n.unserved {
-		if c.node == node {
-			delete(n.unserved, id)
+	for _, claims := range []map[string]claim{n.unserved, n.held} {
+		for id, c := range claims {
+			if c.node == node {
+				delete(claims, id)
+			}
 		}
 	}
 }

@@ -167,6 +167,7 @@ type Node struct {
 	// claim); shunned the nodes that left one untaken too long (stream → node → until when):
 	// the stream is placed as if they were not there (lease.go).
 	unserved map[string]claim
+	held     map[string]claim // stream → the live node holding its key without running it
 	shunned  map[string]map[string]time.Time
 	// starting are the streams whose start is in progress: not listed as running yet.
 	starting map[string]bool
@@ -226,7 +227,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		lease: c.LeaseDuration(), weight: c.NodeWeight(), max: c.MaxStreams, bucket: c.BucketName(),
 		streams: map[string]item[regEntry]{}, owners: map[string]item[ownerEntry]{}, nodes: map[string]item[beat]{},
 		badURL: map[string]time.Time{}, badClock: map[string]time.Time{}, badEntry: map[string]time.Time{},
-		lastSeq: map[string]seqMark{}, beats: map[string]uint64{}, unserved: map[string]claim{}, shunned: map[string]map[string]time.Time{}, starting: map[string]bool{}, departed: map[string]Departed{},
+		lastSeq: map[string]seqMark{}, beats: map[string]uint64{}, unserved: map[string]claim{}, held: map[string]claim{}, shunned: map[string]map[string]time.Time{}, starting: map[string]bool{}, departed: map[string]Departed{},
 		running: map[string]uint64{}, failed: map[string]failure{}, counters: map[string]uint64{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if n.max == 0 {
 		n.max = o.DefaultMaxStreams

@@ -204,8 +204,8 @@ func (a *attacker) forge(t *testing.T, bucket, key string, v any) {
 	}
 }
 
-// heartbeats forges evil's heartbeat every lease/3 until the test ends.
-func (a *attacker) heartbeats(t *testing.T) {
+// heartbeats forges evil's heartbeat, with weight, every lease/3 until the test ends.
+func (a *attacker) heartbeats(t *testing.T, weight float64) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	t.Cleanup(func() { close(stop); <-done })
@@ -214,7 +214,7 @@ func (a *attacker) heartbeats(t *testing.T) {
 		tick := time.NewTicker(testLease / 3)
 		defer tick.Stop()
 		for seq := uint64(1); ; seq++ {
-			b, _ := json.Marshal(beat{Node: "evil", Instance: "forged", URL: attackerURL, Weight: 20, Seq: seq,
+			b, _ := json.Marshal(beat{Node: "evil", Instance: "forged", URL: attackerURL, Weight: weight, Seq: seq,
 				SentMS: time.Now().UnixMilli()})
 			_ = a.nc.Publish("$KV.vinfer-nodes.evil", b)
 			select {
@@ -281,7 +281,7 @@ func TestForgedHeartbeatTrustedPeers(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "12 streams on a and b", func() (bool, string) { return onNodes(w, ids, "a", "b") })
 	ev := newAttacker(t, url)
-	ev.heartbeats(t)
+	ev.heartbeats(t, 20)
 	for _, id := range ids {
 		ev.forge(t, "vinfer-owners", id, ownerEntry{Node: "evil", Instance: "forged"})
 	}
@@ -343,7 +343,7 @@ func TestForgedHeartbeatSigned(t *testing.T) {
 	nodes := []*testNode{a, b}
 	eventually(t, 30*time.Second, "12 streams on a and b", func() (bool, string) { return onNodes(w, ids, "a", "b") })
 	ev := newAttacker(t, url)
-	ev.heartbeats(t)
+	ev.heartbeats(t, 20)
 	for _, id := range ids {
 		ev.forge(t, "vinfer-owners", id, ownerEntry{Node: "evil", Instance: "forged"})
 	}
@@ -427,4 +427,39 @@ func hasNode(n *testNode, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestForgedOwnerKeys: without a shared secret, a forged node that is placed nothing (weight
+// 0.001) writes owner keys of every stream in its name. The real nodes stop their streams
+// (the keys moved), and take the keys back from it: it holds them without running them.
+func TestForgedOwnerKeys(t *testing.T) {
+	url := natsServer(t)
+	w := newWorld()
+	seed := streamsN(12)
+	ids := sortedIDs(seed)
+	a, err := startNode(t, url, w, "a", func(o *Options) { o.Seed = seed })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := startNode(t, url, w, "b", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "12 streams on a and b", func() (bool, string) { return onNodes(w, ids, "a", "b") })
+	ev := newAttacker(t, url)
+	ev.heartbeats(t, 0.001)
+	eventually(t, 30*time.Second, "a sees evil", func() (bool, string) { return hasNode(a, "evil"), "" })
+	for _, id := range ids {
+		ev.forge(t, "vinfer-owners", id, ownerEntry{Node: "evil", Instance: "forged"})
+	}
+	eventually(t, 30*time.Second, "a stream fenced", func() (bool, string) {
+		return a.ClusterView().Counters["fenced"] > 0, fmt.Sprint(a.ClusterView().Counters)
+	})
+	t0 := time.Now()
+	progressWait(t, 10, "every stream back on a and b", func() (bool, string) { return onNodes(w, ids, "a", "b") })
+	t.Logf("owner keys forged: every stream on a real node %.1fs later (lease %s)", time.Since(t0).Seconds(), testLease)
+	for _, s := range a.ClusterView().Streams {
+		if s.Owner == "evil" {
+			t.Errorf("%s still owned by evil", s.ID)
+		}
+	}
 }
