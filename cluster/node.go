@@ -114,10 +114,11 @@ type claim struct {
 	beats uint64
 }
 
-// seqMark is the last heartbeat accepted from a node: its instance and sequence number.
+// seqMark is the last heartbeat accepted from a node: its instance, sequence number and
+// revision in the bucket.
 type seqMark struct {
 	instance string
-	seq      uint64
+	seq, rev uint64
 }
 
 type item[T any] struct {

@@ -121,17 +121,23 @@ func (n *Node) rejectedLocked(kind, key string, err error) {
 
 // freshLocked checks a signed heartbeat against replay: sent_ms within maxSkew of the NATS
 // server's stamp of the message, and a sequence number above the last accepted from its
-// instance. n.mu held.
-func (n *Node) freshLocked(e interface{ Created() time.Time }, b beat) error {
+// instance (or that very entry, same revision, read again). n.mu held.
+func (n *Node) freshLocked(e interface {
+	Created() time.Time
+	Revision() uint64
+}, b beat) error {
 	if created := e.Created(); !created.IsZero() {
 		if off := time.UnixMilli(b.SentMS).Sub(created); off.Abs() > n.maxSkew() {
 			return fmt.Errorf("%w: sent_ms %v from the server's stamp (at most %v)", ErrReplayed, off.Round(time.Second), n.maxSkew())
 		}
 	}
 	last, ok := n.lastSeq[b.Node]
+	if ok && last.instance == b.Instance && last.seq == b.Seq && last.rev == e.Revision() {
+		return nil // the same entry read again (the buckets are read again after a reconnect)
+	}
 	if ok && last.instance == b.Instance && b.Seq <= last.seq {
 		return fmt.Errorf("%w: sequence %d, last accepted %d", ErrReplayed, b.Seq, last.seq)
 	}
-	n.lastSeq[b.Node] = seqMark{instance: b.Instance, seq: b.Seq}
+	n.lastSeq[b.Node] = seqMark{instance: b.Instance, seq: b.Seq, rev: e.Revision()}
 	return nil
 }
