@@ -303,6 +303,10 @@ func (n *Node) start(ctx context.Context) error {
 	go n.reconciler()
 	n.log.Info("cluster: joined", "bucket", n.bucket, "lease", n.lease, "weight", n.weight, "max_streams", n.max,
 		"signed", n.sign != nil, "trusted_peers", len(n.trusted))
+	if n.sign == nil && len(n.trusted) == 0 {
+		n.log.Warn("cluster: neither cluster.trusted_peers nor cluster.secret_file is set: API calls are forwarded, " +
+			"with the client's token, to any node that writes a heartbeat on this NATS account (docs/deploy.md#trust)")
+	}
 	return nil
 }
 

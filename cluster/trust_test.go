@@ -492,3 +492,29 @@ func TestSignedReconnect(t *testing.T) {
 		t.Errorf("a rejected %d entries after its reconnect, want 0", n)
 	}
 }
+
+// TestTrustWarning: a node with neither trusted_peers nor secret_file says, once, that it
+// forwards tokens to any node of the NATS account; one with either does not.
+func TestTrustWarning(t *testing.T) {
+	url := natsServer(t)
+	const warning = "neither cluster.trusted_peers nor cluster.secret_file"
+	for _, c := range []struct {
+		name string
+		mod  func(*Options)
+		want int
+	}{
+		{"open", func(*Options) {}, 1},
+		{"trusted", func(o *Options) { o.Config.TrustedPeers = []string{"http://*.test:8080"} }, 0},
+	} {
+		logs := &testutil.LogBuffer{}
+		if _, err := startNode(t, url, newWorld(), c.name, func(o *Options) {
+			c.mod(o)
+			o.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got := logs.Count(warning); got != c.want {
+			t.Errorf("%s: %d warnings, want %d:\n%s", c.name, got, c.want, logs)
+		}
+	}
+}
