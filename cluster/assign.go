@@ -44,6 +44,12 @@ func mix(x uint64) uint64 {
 // placed in id order, so every node computing it from the same members and streams gets the
 // same answer. A stream no member has room for is absent from the result (pending).
 func Assign(ids []string, members []Member) map[string]string {
+	return AssignExcept(ids, members, nil)
+}
+
+// AssignExcept is Assign where stream id is never placed on a member with skip(id, member)
+// true (a nil skip skips none).
+func AssignExcept(ids []string, members []Member, skip func(id, node string) bool) map[string]string {
 	out := make(map[string]string, len(ids))
 	if len(members) == 0 {
 		return out
@@ -71,6 +77,9 @@ func Assign(ids []string, members []Member) map[string]string {
 			return cands[a].name < cands[b].name
 		})
 		for _, c := range cands {
+			if skip != nil && skip(id, c.name) {
+				continue
+			}
 			if mx := maxOf(members, c.name); mx > 0 && load[c.name] >= mx {
 				continue
 			}

@@ -27,13 +27,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,9 +95,30 @@ type beat struct {
 	Weight     float64           `json:"weight"`
 	MaxStreams int               `json:"max_streams,omitempty"`
 	Failed     map[string]string `json:"failed,omitempty"`
-	// SentMS is the sender's wall clock, Unix milliseconds: only compared with the NATS
-	// server's stamp to warn about a clock that is off (clock.go); liveness never reads it.
+	// SentMS is the sender's wall clock, Unix milliseconds: compared with the NATS server's
+	// stamp to warn about a clock that is off (clock.go) and, when signed, to refuse a stale
+	// heartbeat (sign.go); liveness never reads it.
 	SentMS int64 `json:"sent_ms,omitempty"`
+	// Seq numbers the instance's heartbeats from 1 (a replay is not newer than the last).
+	Seq uint64 `json:"seq,omitempty"`
+	// Running are the streams the node holds the owner key of and started (or tried to: see
+	// Failed); a node placed a stream that does not report it within a lease loses it.
+	Running []string `json:"running,omitempty"`
+}
+
+// claim is a stream placed on another node that neither runs it nor is kept from it: since
+// when (this observer's monotonic clock) and that node's heartbeat count then.
+type claim struct {
+	node  string
+	since time.Time
+	beats uint64
+}
+
+// seqMark is the last heartbeat accepted from a node: its instance, sequence number and
+// revision in the bucket.
+type seqMark struct {
+	instance string
+	seq, rev uint64
 }
 
 type item[T any] struct {
@@ -117,6 +137,10 @@ type Node struct {
 	weight   float64
 	max      int
 	bucket   string
+
+	sign    *signer          // nil: values unsigned
+	trusted []*regexp.Regexp // cluster.trusted_peers
+	beatSeq atomic.Uint64
 
 	nc                      *nats.Conn
 	js                      jetstream.JetStream
@@ -137,7 +161,19 @@ type Node struct {
 	nodes    map[string]item[beat]
 	badURL   map[string]time.Time // node → when its bad advertised URL was last logged
 	badClock map[string]time.Time // node → when its clock offset was last logged
-	running  map[string]uint64    // streams this node started, under this owner-key revision
+	badEntry map[string]time.Time // bucket/key → when its rejected entry was last logged
+	lastSeq  map[string]seqMark   // node → its last accepted signed heartbeat
+	beats    map[string]uint64    // node → heartbeats accepted from it
+	// unserved are streams placed on another node that has not taken them yet (stream →
+	// claim); shunned the nodes that left one untaken too long (stream → node → until when):
+	// the stream is placed as if they were not there (lease.go).
+	unserved map[string]claim
+	held     map[string]claim // stream → the live node holding its key without running it
+	shunned  map[string]map[string]time.Time
+	// starting are the streams whose start is in progress: not listed as running yet.
+	starting map[string]bool
+	departed map[string]Departed // departed.go
+	running  map[string]uint64   // streams this node started, under this owner-key revision
 	failed   map[string]failure
 	lastBeat time.Time
 	beatRev  uint64
@@ -191,20 +227,40 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	n := &Node{opt: o, log: o.Log.With("node", name), name: name, instance: hex.EncodeToString(id),
 		lease: c.LeaseDuration(), weight: c.NodeWeight(), max: c.MaxStreams, bucket: c.BucketName(),
 		streams: map[string]item[regEntry]{}, owners: map[string]item[ownerEntry]{}, nodes: map[string]item[beat]{},
-		badURL: map[string]time.Time{}, badClock: map[string]time.Time{},
+		badURL: map[string]time.Time{}, badClock: map[string]time.Time{}, badEntry: map[string]time.Time{},
+		lastSeq: map[string]seqMark{}, beats: map[string]uint64{}, unserved: map[string]claim{}, held: map[string]claim{}, shunned: map[string]map[string]time.Time{}, starting: map[string]bool{}, departed: map[string]Departed{},
 		running: map[string]uint64{}, failed: map[string]failure{}, counters: map[string]uint64{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if n.max == 0 {
 		n.max = o.DefaultMaxStreams
 	}
-	nc, err := nats.Connect(c.NATS, nats.Name("vinfer "+name), nats.Timeout(n.lease),
+	if c.SecretFile != "" {
+		s, err := loadSecret(c.SecretFile)
+		if err != nil {
+			return nil, err
+		}
+		n.sign = s
+	}
+	for _, p := range c.TrustedPeers {
+		re, err := config.PeerPattern(p)
+		if err != nil {
+			return nil, err
+		}
+		n.trusted = append(n.trusted, re)
+	}
+	opts, err := authOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, nats.Name("vinfer "+name), nats.Timeout(n.lease),
 		nats.MaxReconnects(-1), nats.ReconnectWait(n.lease/6), nats.RetryOnFailedConnect(false),
 		nats.ReconnectBufSize(-1), // no request queued while cut off and replayed later
 		// Watches do not survive a server's restart: the buckets are read again after each
 		// reconnect, and a restarted server may have lost its store.
 		nats.DisconnectErrHandler(func(*nats.Conn, error) { n.markStale() }),
 		nats.ReconnectHandler(func(*nats.Conn) { n.suspectStore() }))
+	nc, err := nats.Connect(c.NATS, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.NATS, err)
+		return nil, connectError(redactedURLs(c.NATS), err)
 	}
 	n.nc = nc
 	n.ctx, n.cancel = context.WithCancel(context.Background())
@@ -237,7 +293,7 @@ func (n *Node) start(ctx context.Context) error {
 		return err
 	}
 	for _, s := range n.opt.Seed {
-		b, _ := json.Marshal(regEntry{Stream: s, Trusted: true, AddedBy: n.name})
+		b := n.sign.seal(kindStreams, s.ID, regEntry{Stream: s, Trusted: true, AddedBy: n.name})
 		if _, err := n.kvStreams.Create(cctx, s.ID, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("cluster: registering stream %s: %w", s.ID, err)
 		}
@@ -245,7 +301,12 @@ func (n *Node) start(ctx context.Context) error {
 	n.wg.Add(2)
 	go n.heartbeats()
 	go n.reconciler()
-	n.log.Info("cluster: joined", "bucket", n.bucket, "lease", n.lease, "weight", n.weight, "max_streams", n.max)
+	n.log.Info("cluster: joined", "bucket", n.bucket, "lease", n.lease, "weight", n.weight, "max_streams", n.max,
+		"signed", n.sign != nil, "trusted_peers", len(n.trusted))
+	if n.sign == nil && len(n.trusted) == 0 {
+		n.log.Warn("cluster: neither cluster.trusted_peers nor cluster.secret_file is set: API calls are forwarded, " +
+			"with the client's token, to any node that writes a heartbeat on this NATS account (docs/deploy.md#trust)")
+	}
 	return nil
 }
 
@@ -283,7 +344,7 @@ func (n *Node) claimName(ctx context.Context) error {
 				continue
 			}
 			var b beat
-			if u.Operation() == jetstream.KeyValuePut && json.Unmarshal(u.Value(), &b) == nil && b.Instance != n.instance {
+			if u.Operation() == jetstream.KeyValuePut && n.sign.open(kindNodes, n.name, u.Value(), &b) == nil && b.Instance != n.instance {
 				return fmt.Errorf("%w: %q (give each node its own cluster.node or --node-name)", ErrDuplicateName, n.name)
 			}
 			last = u.Revision()
@@ -305,7 +366,13 @@ func (n *Node) claimName(ctx context.Context) error {
 func (n *Node) beatJSON() []byte {
 	n.mu.Lock()
 	b := beat{Node: n.name, Instance: n.instance, URL: n.opt.Config.Advertise, Weight: n.weight, MaxStreams: n.max,
-		SentMS: n.opt.wall().UnixMilli()}
+		SentMS: n.opt.wall().UnixMilli(), Seq: n.beatSeq.Add(1)}
+	for id := range n.running {
+		if !n.starting[id] {
+			b.Running = append(b.Running, id)
+		}
+	}
+	sort.Strings(b.Running)
 	if len(n.failed) > 0 {
 		b.Failed = map[string]string{}
 		for id, f := range n.failed {
@@ -313,8 +380,7 @@ func (n *Node) beatJSON() []byte {
 		}
 	}
 	n.mu.Unlock()
-	j, _ := json.Marshal(b)
-	return j
+	return n.sign.seal(kindNodes, n.name, b)
 }
 
 func (n *Node) poke() {
@@ -332,7 +398,11 @@ func (n *Node) applyStream(e jetstream.KeyValueEntry) {
 		return
 	}
 	var r regEntry
-	if err := json.Unmarshal(e.Value(), &r); err != nil || r.Stream.ID != e.Key() {
+	if err := n.sign.open(kindStreams, e.Key(), e.Value(), &r); errors.Is(err, ErrUnsigned) {
+		delete(n.streams, e.Key())
+		n.rejectedLocked(kindStreams, e.Key(), err)
+		return
+	} else if err != nil || r.Stream.ID != e.Key() {
 		n.log.Warn("cluster: ignoring a malformed registry entry", "key", e.Key(), "err", err)
 		return
 	}
@@ -347,7 +417,12 @@ func (n *Node) applyOwner(e jetstream.KeyValueEntry) {
 		return
 	}
 	var o ownerEntry
-	if json.Unmarshal(e.Value(), &o) != nil {
+	if err := n.sign.open(kindOwners, e.Key(), e.Value(), &o); errors.Is(err, ErrUnsigned) {
+		// Kept without a node: the key is there (taken by a compare-and-set on its revision)
+		// but no node holds it.
+		n.rejectedLocked(kindOwners, e.Key(), err)
+		o = ownerEntry{}
+	} else if err != nil {
 		return
 	}
 	if cur, ok := n.owners[e.Key()]; ok && cur.rev > e.Revision() {
@@ -363,11 +438,26 @@ func (n *Node) applyNode(e jetstream.KeyValueEntry) {
 		delete(n.nodes, e.Key())
 		delete(n.badURL, e.Key())
 		delete(n.badClock, e.Key())
+		delete(n.lastSeq, e.Key())
+		n.forgetNodeLocked(e.Key())
 		return
 	}
 	var b beat
-	if json.Unmarshal(e.Value(), &b) != nil {
+	if err := n.sign.open(kindNodes, e.Key(), e.Value(), &b); err != nil {
+		if errors.Is(err, ErrUnsigned) {
+			n.rejectedLocked(kindNodes, e.Key(), err)
+		}
 		return
+	}
+	if b.Node != e.Key() {
+		n.rejectedLocked(kindNodes, e.Key(), fmt.Errorf("heartbeat of node %q under another key", b.Node))
+		return
+	}
+	if n.sign != nil {
+		if err := n.freshLocked(e, b); err != nil {
+			n.rejectedLocked(kindNodes, e.Key(), err)
+			return
+		}
 	}
 	if b.Node == n.name && b.Instance != n.instance && n.fatal == nil {
 		n.fatal = fmt.Errorf("%w: %q: another instance writes its heartbeat (give each node its own name)", ErrDuplicateName, n.name)
@@ -379,12 +469,22 @@ func (n *Node) applyNode(e jetstream.KeyValueEntry) {
 			// Still live for placement; no call (and no client token) is forwarded there.
 			if last, ok := n.badURL[e.Key()]; !ok || time.Since(last) >= peerURLWarnEvery {
 				n.badURL[e.Key()] = time.Now()
-				n.log.Warn("cluster: ignoring a node's advertised URL for forwarding", "node", e.Key(), "url", redactedURL(b.URL), "err", err)
+				n.log.Warn("cluster: ignoring a node's advertised URL for forwarding", "peer", e.Key(), "url", redactedURL(b.URL), "err", err)
+			}
+			b.URL = ""
+		} else if !n.trustedPeerLocked(b.URL) {
+			if last, ok := n.badURL[e.Key()]; !ok || time.Since(last) >= peerURLWarnEvery {
+				n.badURL[e.Key()] = time.Now()
+				n.log.Warn("cluster: a node's advertised URL is not in cluster.trusted_peers: no call is forwarded there", "peer", e.Key(), "url", redactedURL(b.URL))
 			}
 			b.URL = ""
 		}
 	}
+	if prev, ok := n.nodes[e.Key()]; ok && prev.v.Instance != b.Instance {
+		n.forgetNodeLocked(e.Key())
+	}
 	n.nodes[e.Key()] = item[beat]{v: b, rev: e.Revision(), seen: time.Now()}
+	n.beats[e.Key()]++
 }
 
 // heartbeats renews the node's heartbeat every lease/3 and stops every local stream when it
@@ -413,10 +513,10 @@ func (n *Node) heartbeats() {
 		n.mu.Unlock()
 		if lost {
 			n.log.Warn("cluster: NATS unreachable for 3/4 of a lease: stopping this node's streams (other nodes take them over)")
-			n.stopAll()
+			n.stopAll(WhyIsolated)
 		}
 		if fatal != nil {
-			n.stopAll()
+			n.stopAll(WhyIsolated)
 			n.once.Do(func() { close(n.done) })
 			return
 		}
@@ -440,7 +540,7 @@ func (n *Node) beat() {
 			err = gerr
 		default:
 			var b beat
-			if json.Unmarshal(e.Value(), &b) == nil && b.Instance == n.instance {
+			if n.sign.open(kindNodes, n.name, e.Value(), &b) == nil && b.Instance == n.instance {
 				newRev, err = n.kv.Update(ctx, n.name, n.beatJSON(), e.Revision())
 			} else {
 				n.mu.Lock()
@@ -538,7 +638,8 @@ func (n *Node) plan() []action {
 	for id := range n.streams {
 		ids = append(ids, id)
 	}
-	place := Assign(ids, members)
+	place := AssignExcept(ids, members, n.skipLocked)
+	n.trackUnservedLocked(place, live, now)
 	var acts []action
 	for id, rev := range n.running {
 		o, owned := n.owners[id]
@@ -565,12 +666,13 @@ func (n *Node) plan() []action {
 		switch {
 		case !owned:
 			acts = append(acts, action{id: id, kind: actCreate, entry: e})
-		case o.v.Node == n.name || !live[o.v.Node]:
+		case o.v.Node == n.name || !live[o.v.Node] || n.skipLocked(id, o.v.Node):
 			acts = append(acts, action{id: id, kind: actTake, rev: o.rev, entry: e, from: o.v.Node})
 		}
 	}
 	for id, o := range n.owners {
-		if _, ok := n.streams[id]; !ok && !live[o.v.Node] {
+		// o.v.Node "": an entry that failed the signature check is no one's to clean up.
+		if _, ok := n.streams[id]; !ok && !live[o.v.Node] && o.v.Node != "" {
 			if _, mine := n.running[id]; !mine {
 				acts = append(acts, action{id: id, kind: actCleanup, rev: o.rev})
 			}
@@ -594,10 +696,10 @@ func (n *Node) reconcile() {
 		switch a.kind {
 		case actStop:
 			n.log.Warn("cluster: stream's owner key moved to another node: stopping it here", "stream", a.id)
-			n.stopLocal(a.id)
+			n.stopLocal(a.id, WhyFenced)
 			n.count("fenced")
 		case actRelease:
-			n.stopLocal(a.id)
+			n.stopLocal(a.id, WhyHandedOver)
 			if err := n.kvOwners.Delete(ctx, a.id, jetstream.LastRevision(a.rev)); err != nil {
 				n.log.Debug("cluster: release", "stream", a.id, "err", err)
 			} else {
@@ -605,7 +707,7 @@ func (n *Node) reconcile() {
 				n.count("handed_over")
 			}
 		case actCreate, actTake:
-			val, _ := json.Marshal(ownerEntry{Node: n.name, Instance: n.instance})
+			val := n.sign.seal(kindOwners, a.id, ownerEntry{Node: n.name, Instance: n.instance})
 			var rev uint64
 			var err error
 			if a.kind == actCreate {
@@ -635,6 +737,7 @@ func (n *Node) reconcile() {
 func (n *Node) startLocal(id string, rev uint64, e regEntry) {
 	n.mu.Lock()
 	n.running[id] = rev // before the start: a fencing change seen meanwhile stops it again
+	n.starting[id] = true
 	n.mu.Unlock()
 	var err error
 	if e.Trusted {
@@ -643,6 +746,7 @@ func (n *Node) startLocal(id string, rev uint64, e regEntry) {
 		err = n.opt.Local.AddRemoteStream(e.Stream)
 	}
 	n.mu.Lock()
+	delete(n.starting, id)
 	if err != nil {
 		// Heartbeats carry it to every node's API: without the source's credentials.
 		n.failed[id] = failure{err: redact.Message(err.Error(), e.Stream.Source), at: time.Now()}
@@ -659,20 +763,24 @@ func (n *Node) startLocal(id string, rev uint64, e regEntry) {
 	n.log.Info("cluster: stream started", "stream", id, "owner_revision", rev)
 }
 
-func (n *Node) stopLocal(id string) {
+// stopLocal stops stream id here, remembering its counters and why (Departed).
+func (n *Node) stopLocal(id, why string) {
 	n.mu.Lock()
 	delete(n.running, id)
 	_, failed := n.failed[id]
 	delete(n.failed, id)
 	n.mu.Unlock()
-	if _, ok := n.opt.Local.Stream(id); ok {
+	if info, ok := n.opt.Local.Stream(id); ok {
+		n.mu.Lock()
+		n.departLocked(info, why)
+		n.mu.Unlock()
 		if err := n.opt.Local.RemoveStream(id); err != nil && !failed {
 			n.log.Warn("cluster: stopping stream", "stream", id, "err", err)
 		}
 	}
 }
 
-func (n *Node) stopAll() {
+func (n *Node) stopAll(why string) {
 	n.mu.Lock()
 	ids := make([]string, 0, len(n.running))
 	for id := range n.running {
@@ -680,7 +788,7 @@ func (n *Node) stopAll() {
 	}
 	n.mu.Unlock()
 	for _, id := range ids {
-		n.stopLocal(id)
+		n.stopLocal(id, why)
 	}
 }
 
@@ -733,7 +841,7 @@ func (n *Node) close() {
 	}
 	n.mu.Unlock()
 	for id, rev := range running {
-		n.stopLocal(id)
+		n.stopLocal(id, WhyHandedOver)
 		_ = n.kvOwners.Delete(ctx, id, jetstream.LastRevision(rev))
 	}
 	if n.Err() == nil {
@@ -746,10 +854,7 @@ func (n *Node) close() {
 
 // RegisterStream writes an API-declared stream into the registry.
 func (n *Node) RegisterStream(s config.Stream) error {
-	b, err := json.Marshal(regEntry{Stream: s, AddedBy: n.name})
-	if err != nil {
-		return err
-	}
+	b := n.sign.seal(kindStreams, s.ID, regEntry{Stream: s, AddedBy: n.name})
 	ctx, cancel := context.WithTimeout(n.ctx, n.lease)
 	defer cancel()
 	if _, err := n.kvStreams.Create(ctx, s.ID, b); err != nil {
@@ -817,7 +922,7 @@ func (n *Node) ClusterView() defs.ClusterView {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	place := Assign(ids, members)
+	place := AssignExcept(ids, members, n.skipLocked)
 	owned := map[string][]string{}
 	for id, o := range n.owners {
 		owned[o.v.Node] = append(owned[o.v.Node], id)
@@ -855,7 +960,7 @@ func (n *Node) ClusterView() defs.ClusterView {
 
 // String describes the node for logs.
 func (n *Node) String() string {
-	return fmt.Sprintf("node %s (bucket %s, %s)", n.name, n.bucket, strings.TrimSpace(n.opt.Config.NATS))
+	return fmt.Sprintf("node %s (bucket %s, %s)", n.name, n.bucket, redactedURLs(n.opt.Config.NATS))
 }
 
 var _ defs.Cluster = (*Node)(nil)

@@ -82,6 +82,8 @@ type fakeLocal struct {
 	mu      sync.Mutex
 	streams map[string]config.Stream
 	remote  map[string]bool
+	// block, when set, holds every start until it is closed (a node whose starts hang).
+	block chan struct{}
 }
 
 func (f *fakeLocal) AddStream(s config.Stream) error { return f.add(s, false) }
@@ -89,6 +91,10 @@ func (f *fakeLocal) AddRemoteStream(s config.Stream) error {
 	return f.add(s, true)
 }
 func (f *fakeLocal) add(s config.Stream, remote bool) error {
+	if f.block != nil {
+		<-f.block
+		return errors.New("start gave up")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.streams[s.ID]; ok {
@@ -179,7 +185,7 @@ func startNode(t *testing.T, url string, w *world, name string, mod func(*Option
 	f := &fakeLocal{w: w, node: name, streams: map[string]config.Stream{}, remote: map[string]bool{}}
 	o := Options{Config: config.Cluster{NATS: url, Node: name, Advertise: "http://" + name + ".test:8080",
 		Lease: config.Duration(testLease)}, Local: f, DefaultMaxStreams: 256, RetryFailed: time.Second,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: testLogLevel()}))}
 	if mod != nil {
 		mod(&o)
 	}
@@ -208,19 +214,23 @@ func streamsN(n int) []config.Stream {
 	return out
 }
 
-// eventually polls cond every 50 ms until it holds or the deadline passes.
+// eventually polls cond every 50 ms until it holds. within is how long the state cond reports
+// (its message) may stay the same: a loaded machine slows the nodes down, and a wait fails
+// only when nothing moves for that long (or after 10 times that in all).
 func eventually(t *testing.T, within time.Duration, what string, cond func() (bool, string)) time.Duration {
 	t.Helper()
-	t0 := time.Now()
+	t0, changed := time.Now(), time.Now()
 	var last string
 	for {
 		ok, msg := cond()
 		if ok {
 			return time.Since(t0)
 		}
-		last = msg
-		if time.Since(t0) > within {
-			t.Fatalf("%s: not within %s (%s)", what, within, last)
+		if msg != last {
+			last, changed = msg, time.Now()
+		}
+		if time.Since(changed) > within || time.Since(t0) > 10*within {
+			t.Fatalf("%s: no progress for %s (%s)", what, time.Since(changed).Round(time.Millisecond), last)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -234,16 +244,16 @@ func placedAsAssigned(w *world, ids []string, nodes []string) (bool, string) {
 	}
 	want := Assign(ids, members)
 	got := w.where()
-	bad := 0
+	var bad []string
 	for _, id := range ids {
 		if got[id] != want[id] {
-			bad++
+			bad = append(bad, fmt.Sprintf("%s on %q, not %s", id, got[id], want[id]))
 		}
 	}
 	if len(got) != len(ids) {
 		return false, fmt.Sprintf("%d of %d streams running", len(got), len(ids))
 	}
-	return bad == 0, fmt.Sprintf("%d streams not on their assigned node", bad)
+	return len(bad) == 0, fmt.Sprintf("%d streams not on their assigned node: %s", len(bad), strings.Join(bad, ", "))
 }
 
 func sortedIDs(ss []config.Stream) []string {
@@ -536,4 +546,18 @@ func TestLostNATS(t *testing.T) {
 	if d := w.long(); len(d) > 0 {
 		t.Fatalf("streams ran twice for longer than a lease: %v", d)
 	}
+}
+
+// testLogLevel is Warn, Debug with VINFER_CLUSTER_DEBUG=1.
+func testLogLevel() slog.Level {
+	if os.Getenv("VINFER_CLUSTER_DEBUG") == "1" {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
+
+// progressWait is eventually with its stall limit in leases.
+func progressWait(t *testing.T, stall int, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	return eventually(t, time.Duration(stall)*testLease, what, cond)
 }

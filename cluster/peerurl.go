@@ -48,3 +48,38 @@ func redactedURL(s string) string {
 	}
 	return s
 }
+
+// trustedPeerLocked reports whether a checked advertised URL matches cluster.trusted_peers
+// (every URL does when the list is empty): its SCHEME://HOST:PORT, the port made explicit.
+func (n *Node) trustedPeerLocked(s string) bool {
+	if len(n.trusted) == 0 {
+		return true
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	key := u.Scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
+	if strings.Contains(u.Hostname(), ":") { // IPv6
+		key = u.Scheme + "://[" + strings.ToLower(u.Hostname()) + "]:" + port
+	}
+	for _, re := range n.trusted {
+		if re.MatchString(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactedURLs is cluster.nats for a message: each comma-separated URL's password hidden.
+func redactedURLs(s string) string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		parts[i] = redactedURL(strings.TrimSpace(p))
+	}
+	return strings.Join(parts, ",")
+}

@@ -64,7 +64,7 @@ func TestApplyNodeBadURL(t *testing.T) {
 	var logs bytes.Buffer
 	n := &Node{name: "a", instance: "i-a", lease: time.Minute, log: slog.New(slog.NewTextHandler(&logs, nil)),
 		streams: map[string]item[regEntry]{}, owners: map[string]item[ownerEntry]{}, nodes: map[string]item[beat]{},
-		badURL: map[string]time.Time{}, running: map[string]uint64{}, counters: map[string]uint64{}}
+		badURL: map[string]time.Time{}, running: map[string]uint64{}, counters: map[string]uint64{}, beats: map[string]uint64{}}
 	put := func(node, url string, rev uint64) {
 		b, _ := json.Marshal(beat{Node: node, Instance: "i-" + node, URL: url, Weight: 1})
 		n.applyNode(entry{node, b, rev})

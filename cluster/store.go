@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -206,18 +205,17 @@ func (n *Node) republishOwners(ctx context.Context) error {
 	n.mu.Unlock()
 	sort.Strings(ids)
 	mine := ownerEntry{Node: n.name, Instance: n.instance}
-	val, _ := json.Marshal(mine)
 	for _, id := range ids {
-		rev, err := n.kvOwners.Create(ctx, id, val)
+		rev, err := n.kvOwners.Create(ctx, id, n.sign.seal(kindOwners, id, mine))
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			e, gerr := n.kvOwners.Get(ctx, id)
 			if gerr != nil {
 				return gerr
 			}
 			var o ownerEntry
-			if json.Unmarshal(e.Value(), &o) != nil || o != mine {
+			if n.sign.open(kindOwners, id, e.Value(), &o) != nil || o != mine {
 				n.log.Warn("cluster: another node took the stream's owner key while the store was rebuilt: stopping it here", "stream", id, "owner", o.Node)
-				n.stopLocal(id)
+				n.stopLocal(id, WhyFenced)
 				n.count("fenced")
 				continue
 			}
@@ -249,11 +247,7 @@ func (n *Node) republishRegistry(ctx context.Context) error {
 	}
 	n.mu.Unlock()
 	for _, e := range entries {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		if _, err := n.kvStreams.Create(ctx, e.Stream.ID, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		if _, err := n.kvStreams.Create(ctx, e.Stream.ID, n.sign.seal(kindStreams, e.Stream.ID, e)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("stream %s: %w", e.Stream.ID, err)
 		}
 	}

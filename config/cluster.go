@@ -35,6 +35,79 @@ type Cluster struct {
 	// default: exit with the error) or standalone (run the configuration's streams alone, with
 	// a warning).
 	OnNATSUnavailable string `yaml:"on_nats_unavailable,omitempty" json:"on_nats_unavailable,omitempty"`
+	// Auth are the credentials this node presents to NATS; the NATS account they open is the
+	// cluster's trust boundary (docs/deploy.md).
+	Auth ClusterAuth `yaml:"auth,omitempty" json:"auth,omitzero"`
+	// TLS verifies the NATS server (CA) and presents a client certificate (mutual TLS).
+	TLS ClusterTLS `yaml:"tls,omitempty" json:"tls,omitzero"`
+	// TrustedPeers are the advertised base URLs this node forwards API calls, with the client's
+	// bearer token, to: patterns matched against SCHEME://HOST:PORT of a heartbeat's URL, '*'
+	// standing for any run of characters other than '.', ':' and '/' (http://10.0.0.*:8080,
+	// https://*.vinfer.svc:8443). Empty: every node of the NATS account (or, with SecretFile,
+	// every node whose heartbeat is signed).
+	TrustedPeers []string `yaml:"trusted_peers,omitempty" json:"trusted_peers,omitempty"`
+	// SecretFile holds a secret shared by every node (at least 32 bytes): heartbeats, owner
+	// keys and registry entries carry an HMAC-SHA256 of it, and entries without a valid one are
+	// ignored (cluster/sign.go).
+	SecretFile string `yaml:"secret_file,omitempty" json:"secret_file,omitempty"`
+}
+
+// ClusterAuth are NATS credentials: at most one of user and password, token, an NKey seed
+// file, or a credentials (JWT + NKey seed) file. Secrets never appear in JSON.
+type ClusterAuth struct {
+	User     string `yaml:"user,omitempty" json:"user,omitempty"`
+	Password string `yaml:"password,omitempty" json:"-"`
+	Token    string `yaml:"token,omitempty" json:"-"`
+	// NKeySeedFile is a file holding a user NKey seed (SU…).
+	NKeySeedFile string `yaml:"nkey_seed_file,omitempty" json:"nkey_seed_file,omitempty"`
+	// CredentialsFile is a .creds file (user JWT and NKey seed, as `nsc` writes it).
+	CredentialsFile string `yaml:"credentials_file,omitempty" json:"credentials_file,omitempty"`
+}
+
+// ClusterTLS configures TLS to NATS (implied by a tls:// URL or any field here).
+type ClusterTLS struct {
+	// CA is a PEM file of the certificate authorities that sign the server's certificate
+	// (default: the system's).
+	CA string `yaml:"ca,omitempty" json:"ca,omitempty"`
+	// Cert and Key are this node's client certificate and key (PEM files), both or neither.
+	Cert string `yaml:"cert,omitempty" json:"cert,omitempty"`
+	Key  string `yaml:"key,omitempty" json:"key,omitempty"`
+}
+
+// Enabled reports whether any TLS field is set.
+func (t ClusterTLS) Enabled() bool { return t.CA != "" || t.Cert != "" || t.Key != "" }
+
+// Kind names the credentials set: "user", "token", "nkey", "credentials", or "" for none.
+func (a ClusterAuth) Kind() string {
+	switch {
+	case a.User != "" || a.Password != "":
+		return "user"
+	case a.Token != "":
+		return "token"
+	case a.NKeySeedFile != "":
+		return "nkey"
+	case a.CredentialsFile != "":
+		return "credentials"
+	}
+	return ""
+}
+
+// validate checks that one kind of credentials is set, completely.
+func (a ClusterAuth) validate() []error {
+	var errs []error
+	n := 0
+	for _, set := range []bool{a.User != "" || a.Password != "", a.Token != "", a.NKeySeedFile != "", a.CredentialsFile != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		errs = append(errs, errors.New("cluster.auth: set one of user and password, token, nkey_seed_file or credentials_file"))
+	}
+	if (a.User == "") != (a.Password == "") {
+		errs = append(errs, errors.New("cluster.auth: user and password go together"))
+	}
+	return errs
 }
 
 // Cluster defaults.
@@ -76,6 +149,15 @@ func (c *Cluster) Validate() error {
 	if c.Lease < 0 || (c.Lease > 0 && time.Duration(c.Lease) < 500*time.Millisecond) {
 		errs = append(errs, errors.New("cluster.lease must be at least 500ms"))
 	}
+	errs = append(errs, c.Auth.validate()...)
+	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
+		errs = append(errs, errors.New("cluster.tls: cert and key go together"))
+	}
+	for _, p := range c.TrustedPeers {
+		if _, err := PeerPattern(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	switch c.OnNATSUnavailable {
 	case "", "fail", "standalone":
 	default:
@@ -106,4 +188,29 @@ func (c *Cluster) NodeWeight() float64 {
 		return 1
 	}
 	return c.Weight
+}
+
+// PeerPattern compiles a TrustedPeers entry: SCHEME://HOST[:PORT] with http or https, '*'
+// matching any run of characters other than '.', ':' and '/'. The pattern matches an
+// advertised URL's SCHEME://HOST:PORT (the port made explicit: 80 for http, 443 for https).
+func PeerPattern(p string) (*regexp.Regexp, error) {
+	bad := fmt.Errorf("cluster.trusted_peers %q: write SCHEME://HOST[:PORT], http or https, '*' for any run of a host label's characters", p)
+	scheme, rest, ok := strings.Cut(p, "://")
+	if !ok || (scheme != "http" && scheme != "https") || rest == "" || strings.ContainsAny(rest, "/?#@") {
+		return nil, bad
+	}
+	host, port := rest, ""
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 && !strings.HasSuffix(rest, "]") {
+		host, port = rest[:i], rest[i+1:]
+	}
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	if host == "" || strings.ContainsAny(host, " \t") {
+		return nil, bad
+	}
+	quote := func(s string) string {
+		return strings.ReplaceAll(regexp.QuoteMeta(strings.ToLower(s)), `\*`, `[^.:/]+`)
+	}
+	return regexp.Compile("^" + scheme + "://" + quote(host) + ":" + quote(port) + "$")
 }

@@ -34,7 +34,7 @@ type clusterCollector struct{ c *atomic.Pointer[clusterRef] }
 
 // Describe implements prometheus.Collector.
 func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descClusterMember, descClusterNodes, descClusterStreams, descClusterReg, descClusterSeen, descClusterChanges, descClusterRebuilt} {
+	for _, d := range []*prometheus.Desc{descClusterMember, descClusterNodes, descClusterStreams, descClusterReg, descClusterSeen, descClusterChanges, descClusterRebuilt, descClusterTrust} {
 		ch <- d
 	}
 }
@@ -77,6 +77,7 @@ func (cc clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descClusterChanges, prometheus.CounterValue, float64(v.Counters[k]), k)
 	}
 	ch <- prometheus.MustNewConstMetric(descClusterRebuilt, prometheus.CounterValue, float64(v.Counters["store_recovered"]))
+	collectClusterTrust(ch, v)
 }
 
 // WatchCluster makes the scrape-time metrics read the node's view of its cluster

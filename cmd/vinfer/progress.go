@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/vinfer/vinfer/internal/defs"
 	"io"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/vinfer/vinfer/cluster"
+	"github.com/vinfer/vinfer/internal/defs"
 )
 
 // progress prints one status line per interval: per-stream and total inferred fps and drops.
@@ -81,12 +83,28 @@ func (pr *progress) print() {
 }
 
 // summary writes the end-of-run report: per stream frames decoded and inferred, fps, drops by
-// reason, mean latency and detections per class.
-func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration) {
+// reason, mean latency and detections per class. In cluster mode, gone are the streams this
+// node ran and stopped for the cluster (handed over, fenced), listed with why as their state.
+func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration, gone ...cluster.Departed) {
 	var decoded, inferred int64
 	classes := map[string]int64{}
-	fmt.Fprintf(w, "summary: %d stream(s) in %.2fs\n", len(streams), elapsed.Seconds())
+	local := len(streams)
+	states := make([]string, 0, len(streams)+len(gone))
 	for _, s := range streams {
+		states = append(states, string(s.State()))
+	}
+	streams = streams[:len(streams):len(streams)] // the caller's array is not written
+	for _, g := range gone {
+		streams = append(streams, g.Info)
+		states = append(states, g.Why)
+	}
+	if len(gone) == 0 {
+		fmt.Fprintf(w, "summary: %d stream(s) in %.2fs\n", local, elapsed.Seconds())
+	} else {
+		fmt.Fprintf(w, "summary: %d stream(s) in %.2fs: %d here at the end, %d stopped for the cluster (%s)\n",
+			len(streams), elapsed.Seconds(), local, len(gone), goneWhy(gone))
+	}
+	for i, s := range streams {
 		st := &s.Counters
 		d, n := st.Decoded, st.Inferred
 		decoded += d
@@ -101,7 +119,7 @@ func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration) {
 			fps = float64(n) / s.Elapsed.Seconds()
 		}
 		fmt.Fprintf(w, "  %-24s model %-12s %-7s decoded %6d  inferred %6d  %7.1f fps  latency %6.1f ms",
-			id, s.Decl.Model, s.State(), d, n, fps, float64(lat)/1e6)
+			id, s.Decl.Model, states[i], d, n, fps, float64(lat)/1e6)
 		for _, r := range defs.DropReasons() {
 			if c := st.Dropped[r]; c > 0 {
 				fmt.Fprintf(w, "  %s %d", r, c)
@@ -138,4 +156,22 @@ func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// goneWhy counts departed streams by why: "3 handed over, 1 fenced".
+func goneWhy(gone []cluster.Departed) string {
+	n := map[string]int{}
+	var order []string
+	for _, g := range gone {
+		if n[g.Why] == 0 {
+			order = append(order, g.Why)
+		}
+		n[g.Why]++
+	}
+	sort.Strings(order)
+	parts := make([]string, len(order))
+	for i, w := range order {
+		parts[i] = fmt.Sprintf("%d %s", n[w], w)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -215,7 +215,11 @@ func runCmd(args []string) error {
 	streams := append(notAdded, a.Streams()...) // after Stop: the frames in flight were drained
 	close(progressDone)
 	<-progressStopped
-	summary(os.Stderr, streams, time.Since(start))
+	var gone []cluster.Departed // streams handed over are no longer the app's
+	if node != nil {
+		gone = node.Departed()
+	}
+	summary(os.Stderr, streams, time.Since(start), gone...)
 	if len(gpus) > 0 {
 		gpuSummary(os.Stderr, streams, cuda.ReadStats().Sub(gpuBefore), gpuMem)
 	}

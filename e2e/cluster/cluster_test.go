@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -153,29 +156,24 @@ func TestClusterProcesses(t *testing.T) {
 		}
 		return out
 	}
-	waitAll := func(within time.Duration, what string, on ...*proc) time.Duration {
+	total := nStreams // streams in the registry
+	waitAll := func(what string, on ...*proc) time.Duration {
 		t.Helper()
 		allowed := map[string]bool{}
 		for _, p := range on {
 			allowed[p.name] = true
 		}
-		t0 := time.Now()
-		for {
+		return waitProgress(t, what, func() (bool, string) {
 			s := snapshot()
-			ok := len(s) == nStreams
+			ok := len(s) == total
 			for _, n := range s {
 				ok = ok && allowed[n]
 			}
-			if ok {
-				return time.Since(t0)
-			}
-			if time.Since(t0) > within {
-				t.Fatalf("%s: not within %s: %d streams placed on one node each: %v", what, within, len(s), count(s))
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return ok, placement(s)
+		})
 	}
-	waitAll(90*time.Second, "30 streams on a, b, c", a, b, c)
+	f.waitUp(a, b, c)
+	waitAll("30 streams on a, b, c", a, b, c)
 	steady := snapshot()
 	t.Logf("3 nodes: %v", count(steady))
 	for _, p := range []*proc{a, b, c} {
@@ -221,7 +219,7 @@ func TestClusterProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-b.done
-	took := waitAll(10*time.Second, "node-b's streams on a and c after SIGKILL", a, c)
+	took := waitAll("node-b's streams on a and c after SIGKILL", a, c)
 	t.Logf("node-b killed: its %d streams ran elsewhere within %.1fs", count(steady)[b.name], took.Seconds())
 
 	// A 4th node: about a quarter move to it, and only to it.
@@ -230,9 +228,24 @@ func TestClusterProcesses(t *testing.T) {
 	mu.Lock()
 	live[d] = true
 	mu.Unlock()
-	waitFor(t, 60*time.Second, "node-d runs streams", func() bool { return count(snapshot())[d.name] > 0 })
-	time.Sleep(3 * time.Second) // a few reconcile rounds: everything that moves has moved
-	waitAll(10*time.Second, "30 streams on a, c, d", a, c, d)
+	f.waitUp(d)
+	// Everything that moves has moved: node-a's cluster-wide list has every stream running on
+	// its assigned node, and the nodes' local lists agree.
+	waitProgress(t, "30 streams on a, c, d, settled", func() (bool, string) {
+		s := snapshot()
+		ok := len(s) == nStreams && count(s)[d.name] > 0
+		for _, n := range s {
+			ok = ok && n != b.name
+		}
+		var v struct{ Streams []clusterStream }
+		if err := getJSON(t, a.url+"/api/streams", &v); err != nil {
+			return false, err.Error()
+		}
+		for _, cs := range v.Streams {
+			ok = ok && cs.Placement == "running" && s[cs.ID] == cs.Node
+		}
+		return ok && len(v.Streams) == nStreams, placement(s)
+	})
 	after := snapshot()
 	moved := 0
 	for id, n := range after {
@@ -260,10 +273,43 @@ func TestClusterProcesses(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE %s on node-a: %v %v", onC, err, resp.StatusCode)
 	}
-	waitFor(t, 5*time.Second, onC+" stopped on node-c", func() bool {
+	total--
+	waitProgress(t, onC+" stopped on node-c", func() (bool, string) {
 		ids, err := listStreams(c.url)
-		return err == nil && !contains(ids, onC)
+		return err == nil && !contains(ids, onC), fmt.Sprint(ids, err)
 	})
+
+	// SIGTERM node-d: it hands its streams over, and its summary says so (issue 25 item 8:
+	// it said "0 stream(s)").
+	onD := count(snapshot())[d.name]
+	mu.Lock()
+	live[d] = false
+	mu.Unlock()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitProgress(t, "node-d exited", func() (bool, string) {
+		select {
+		case <-d.done:
+			return true, ""
+		default:
+			b, _ := os.ReadFile(d.log)
+			return false, fmt.Sprint(len(b))
+		}
+	})
+	waitAll("node-d's streams on a and c after SIGTERM", a, c)
+	logD, _ := os.ReadFile(d.log)
+	if !regexp.MustCompile(fmt.Sprintf(`summary: %d stream\(s\) in [0-9.]+s: 0 here at the end, %d stopped for the cluster \(%d handed over\)`, onD, onD, onD)).Match(logD) {
+		t.Errorf("node-d's summary does not list its %d streams handed over:\n%s", onD, tail(string(logD), 3000))
+	}
+	for _, p := range []*proc{a, c, d} {
+		b, _ := os.ReadFile(p.log)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Count(line, " node=") > 1 {
+				t.Errorf("%s: node= twice: %s", p.name, line)
+			}
+		}
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -289,15 +335,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {
-	t.Helper()
-	t0 := time.Now()
-	for !ok() {
-		if time.Since(t0) > within {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+// placement is a snapshot's streams per node, for progress and failure messages.
+func placement(s map[string]string) string {
+	return fmt.Sprintf("%d placed: %v %v", len(s), count(s), s)
 }
 
 func tail(s string, n int) string {

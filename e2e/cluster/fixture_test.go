@@ -84,7 +84,7 @@ func newFixture(t *testing.T, streams int) *fixture {
 	for i := range streams {
 		fmt.Fprintf(&cfg, "  - {id: cam-%02d, source: \"rtp://127.0.0.1:%d?codec=h264\", model: yolox}\n", i, freeUDP(t))
 	}
-	fmt.Fprintf(&cfg, "output: {jsonl: none}\ncluster: {nats: %q, lease: 2s}\n", ns.ClientURL())
+	fmt.Fprintf(&cfg, "output: {jsonl: none}\ncluster: {nats: %q, lease: %s}\n", ns.ClientURL(), lease)
 	f.cfgPath = filepath.Join(f.tmp, "config.yaml")
 	if err := os.WriteFile(f.cfgPath, []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -126,6 +126,63 @@ func (f *fixture) stopAll() {
 		if f.t.Failed() {
 			b, _ := os.ReadFile(p.log)
 			f.t.Logf("--- %s:\n%s", p.name, tail(string(b), 4000))
+		}
+	}
+}
+
+// Waits scale to the lease, not to the wall clock: a loaded machine makes the cluster slow,
+// not stuck (issue 29 item 1).
+const (
+	// lease is the nodes' cluster.lease.
+	lease = 2 * time.Second
+	// stallLeases is how many leases a wait allows without progress.
+	stallLeases = 10
+	// startupLimit bounds a node's start (loading its model) while its process lives.
+	startupLimit = 5 * time.Minute
+)
+
+// waitProgress polls cond every 100 ms until it holds; cond also returns the state it saw
+// (placement, counts). It fails when that state stays the same for stallLeases leases, or
+// flaps for 100 times that long.
+func waitProgress(t *testing.T, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	t0, changed := time.Now(), time.Now()
+	var last string
+	for {
+		ok, state := cond()
+		if ok {
+			return time.Since(t0)
+		}
+		if state != last {
+			last, changed = state, time.Now()
+		}
+		if time.Since(changed) > stallLeases*lease || time.Since(t0) > 100*stallLeases*lease {
+			t.Fatalf("%s: no progress for %s (of %s): %s", what, time.Since(changed).Round(time.Second), time.Since(t0).Round(time.Second), last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitUp waits until each node's API answers. Starting takes what it takes on a loaded
+// machine; a node whose process exited fails at once.
+func (f *fixture) waitUp(ps ...*proc) {
+	t := f.t
+	t.Helper()
+	t0 := time.Now()
+	for _, p := range ps {
+		for {
+			if _, err := listStreams(p.url); err == nil {
+				break
+			}
+			select {
+			case <-p.done:
+				b, _ := os.ReadFile(p.log)
+				t.Fatalf("%s exited while starting: %v\n%s", p.name, p.cmd.ProcessState, tail(string(b), 4000))
+			case <-time.After(200 * time.Millisecond):
+			}
+			if time.Since(t0) > startupLimit {
+				t.Fatalf("%s: API not up after %s", p.name, startupLimit)
+			}
 		}
 	}
 }

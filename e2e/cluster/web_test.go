@@ -16,11 +16,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/internal/testutil/browsertest"
 )
 
 const webStreams = 8
+
+// pageLimit bounds the page showing what the servers already say: rendering, not the cluster.
+const pageLimit = 3 * time.Minute
 
 // clusterStream is one entry of a cluster-wide GET /api/streams.
 type clusterStream struct {
@@ -66,7 +68,7 @@ func metric(t *testing.T, url, series string) float64 {
 // streams under node-a, and node-a counts them as taken over.
 func TestClusterWeb(t *testing.T) {
 	f := newFixture(t, webStreams)
-	ctx := browsertest.New(t, 5*time.Minute, 1440, 1000)
+	ctx := browsertest.New(t, 15*time.Minute, 1440, 1000)
 	start := f.start
 	a, b := start("node-a"), start("node-b")
 
@@ -85,33 +87,35 @@ func TestClusterWeb(t *testing.T) {
 		return out
 	}
 	var where map[string]string
-	testutil.Eventually(t, 90*time.Second, "8 streams on node-a and node-b, both running some", func() bool {
+	f.waitUp(a, b)
+	// Settled: both run some, and each node's cluster-wide list names the node that runs each
+	// stream, placed where it runs.
+	waitProgress(t, "8 streams on node-a and node-b, both running some, as both lists say", func() (bool, string) {
 		where = local()
 		n := count(where)
-		return len(where) == webStreams && n[a.name] > 0 && n[b.name] > 0
-	})
-	for _, p := range []*proc{a, b} {
-		testutil.Eventually(t, 15*time.Second, p.name+"'s GET /api/streams lists the cluster's streams with their nodes", func() bool {
+		state := placement(where)
+		ok := len(where) == webStreams && n[a.name] > 0 && n[b.name] > 0
+		for _, p := range []*proc{a, b} {
 			var v struct{ Streams []clusterStream }
-			if getJSON(t, p.url+"/api/streams", &v) != nil || len(v.Streams) != webStreams {
-				return false
+			if err := getJSON(t, p.url+"/api/streams", &v); err != nil {
+				return false, state + " " + err.Error()
 			}
+			ok = ok && len(v.Streams) == webStreams
 			for _, s := range v.Streams {
-				if where[s.ID] != s.Node || s.Placement != "running" {
-					return false
-				}
+				ok = ok && where[s.ID] == s.Node && s.Placement == "running"
+				state += fmt.Sprintf(" %s:%s/%s", s.ID, s.Node, s.Placement)
 			}
-			return true
-		})
-	}
+		}
+		return ok, state
+	})
 	n := count(where)
 	t.Logf("streams per node: %v", n)
-	testutil.Eventually(t, 15*time.Second, "node-a's /metrics shows the cluster", func() bool {
-		return metric(t, a.url, `vinfer_cluster_nodes{state="live"}`) == 2 &&
-			metric(t, a.url, `vinfer_cluster_streams{node="node-a"}`) == float64(n[a.name]) &&
-			metric(t, a.url, `vinfer_cluster_streams{node="node-b"}`) == float64(n[b.name]) &&
-			metric(t, a.url, `vinfer_cluster_registry_streams{state="running"}`) == webStreams &&
-			metric(t, a.url, `vinfer_cluster_member`) == 1
+	waitProgress(t, "node-a's /metrics shows the cluster", func() (bool, string) {
+		got := []float64{metric(t, a.url, `vinfer_cluster_nodes{state="live"}`),
+			metric(t, a.url, `vinfer_cluster_streams{node="node-a"}`), metric(t, a.url, `vinfer_cluster_streams{node="node-b"}`),
+			metric(t, a.url, `vinfer_cluster_registry_streams{state="running"}`), metric(t, a.url, `vinfer_cluster_member`)}
+		want := []float64{2, float64(n[a.name]), float64(n[b.name]), webStreams, 1}
+		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("%v, want %v", got, want)
 	})
 	if got := metric(t, a.url, `vinfer_cluster_ownership_changes_total{kind="started"}`); got < float64(n[a.name]) {
 		t.Errorf("node-a counted %v started streams, runs %d", got, n[a.name])
@@ -140,7 +144,7 @@ func TestClusterWeb(t *testing.T) {
 		return cards.length === %d && cards.every(c => c.dataset.node === where[c.dataset.stream] &&
 			c.querySelector('.cl-tag').textContent === where[c.dataset.stream]) &&
 			!!document.querySelector('#nav-cluster:not([hidden])');
-	})()`, want, webStreams, webStreams), 60*time.Second)
+	})()`, want, webStreams, webStreams), pageLimit)
 	shootPage(t, ctx, "web-cluster.png")
 
 	// SIGKILL node-b: the page shows it dead, then every stream under node-a.
@@ -148,19 +152,24 @@ func TestClusterWeb(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-b.done
+	waitProgress(t, "node-b's streams on node-a", func() (bool, string) {
+		ids, err := listStreams(a.url)
+		return err == nil && len(ids) == webStreams, fmt.Sprint(ids, err)
+	})
 	pollPage(t, ctx, "node-b dead, its streams on node-a", fmt.Sprintf(`(() => {
 		const nb = document.querySelector('#cluster .cl-node[data-node="node-b"]');
 		const na = document.querySelector('#cluster .cl-node[data-node="node-a"]');
 		return (!nb || nb.dataset.live === '0') && !!na && na.querySelectorAll('.cl-stream').length === %d &&
 			[...document.querySelectorAll('.stream[data-stream]')].every(c => c.dataset.node === 'node-a');
-	})()`, webStreams), 60*time.Second)
+	})()`, webStreams), pageLimit)
 	shootPage(t, ctx, "web-cluster-failover.png")
 	if got := metric(t, a.url, `vinfer_cluster_ownership_changes_total{kind="taken_over"}`); got < float64(n[b.name]) {
 		t.Errorf("node-a counted %v streams taken over, node-b ran %d", got, n[b.name])
 	}
 }
 
-// pollPage waits for a page condition; on failure it saves a screenshot and fails the test.
+// pollPage waits for a page condition, one the servers already meet (the page only has to
+// show it: it polls every few seconds); on failure it saves a screenshot and fails the test.
 func pollPage(t *testing.T, ctx context.Context, step, expr string, timeout time.Duration) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(timeout),

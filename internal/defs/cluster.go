@@ -43,7 +43,8 @@ type ClusterView struct {
 	// Counters count this node's ownership changes since it started: started and
 	// start_failed (stream starts), handed_over (stopped and released to the stream's new
 	// place), taken_over (owner key taken from a dead node), fenced (stopped because the owner
-	// key moved to another node).
+	// key moved to another node); rejected (entries failing the signature check) and shunned
+	// (nodes skipped for a stream they did not take or held without running it).
 	Counters map[string]uint64
 }
 

@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Signed entries. With cluster.secret_file every value the node writes to the three buckets is
+// the envelope {"body": VALUE, "mac": HEX}, where mac is HMAC-SHA256 (RFC 2104) keyed with the
+// shared secret over KIND NUL KEY NUL VALUE (KIND: streams, owners or nodes; KEY: the entry's
+// key), so a value moved to another key or bucket fails too. A heartbeat's body also carries
+// its sender's wall clock (sent_ms) and a sequence number per instance: a heartbeat more than
+// maxSkew away from the NATS server's stamp of it, or not newer than the last one accepted
+// from its instance, is a replay and is ignored. Entries that fail are ignored (a heartbeat:
+// its node is not live for this observer; an owner key: free to take; a registry entry: not
+// placed), counted in ClusterView.Counters["rejected"] and logged once per key every
+// rejectWarnEvery.
+
+// Errors of opening a signed entry.
+var (
+	// ErrUnsigned: a value without a valid MAC of the cluster's secret.
+	ErrUnsigned = errors.New("not signed with the cluster's secret")
+	// ErrReplayed: a signed heartbeat that is stale or not newer than the last accepted.
+	ErrReplayed = errors.New("a replayed or stale heartbeat")
+	// ErrSecret: cluster.secret_file unreadable or too short.
+	ErrSecret = errors.New("cluster.secret_file: unreadable or shorter than 32 bytes")
+)
+
+// minSecret is the shortest accepted shared secret, in bytes (HMAC-SHA256's output size).
+const minSecret = 32
+
+// rejectWarnEvery rate-limits the warning about one key's rejected entries.
+const rejectWarnEvery = time.Minute
+
+// Bucket kinds, bound into each MAC.
+const (
+	kindStreams = "streams"
+	kindOwners  = "owners"
+	kindNodes   = "nodes"
+)
+
+type envelope struct {
+	Body json.RawMessage `json:"body"`
+	MAC  string          `json:"mac"`
+}
+
+// signer seals and opens bucket values; a nil signer passes them through.
+type signer struct{ key []byte }
+
+// loadSecret reads the shared secret (surrounding white space trimmed).
+func loadSecret(path string) (*signer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSecret, err)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) < minSecret {
+		return nil, fmt.Errorf("%w: %d bytes", ErrSecret, len(b))
+	}
+	return &signer{key: b}, nil
+}
+
+func (s *signer) mac(kind, key string, body []byte) []byte {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(kind))
+	m.Write([]byte{0})
+	m.Write([]byte(key))
+	m.Write([]byte{0})
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+// seal is v's JSON, in its envelope when signing.
+func (s *signer) seal(kind, key string, v any) []byte {
+	body, _ := json.Marshal(v)
+	if s == nil {
+		return body
+	}
+	out, _ := json.Marshal(envelope{Body: body, MAC: hex.EncodeToString(s.mac(kind, key, body))})
+	return out
+}
+
+// open decodes raw into v, checking its MAC when signing (ErrUnsigned).
+func (s *signer) open(kind, key string, raw []byte, v any) error {
+	if s == nil {
+		return json.Unmarshal(raw, v)
+	}
+	var e envelope
+	if err := json.Unmarshal(raw, &e); err != nil || len(e.Body) == 0 {
+		return ErrUnsigned
+	}
+	got, err := hex.DecodeString(e.MAC)
+	if err != nil || !hmac.Equal(got, s.mac(kind, key, e.Body)) {
+		return ErrUnsigned
+	}
+	return json.Unmarshal(e.Body, v)
+}
+
+// maxSkew is how far a signed heartbeat's sent_ms may be from the NATS server's stamp of it:
+// 30 s, or 5 leases when longer. With signing, node clocks must be within it.
+func (n *Node) maxSkew() time.Duration { return max(30*time.Second, 5*n.lease) }
+
+// rejectedLocked counts and logs (rate-limited per key) an entry that failed to open; n.mu
+// held.
+func (n *Node) rejectedLocked(kind, key string, err error) {
+	n.counters["rejected"]++
+	k := kind + "/" + key
+	if last, ok := n.badEntry[k]; ok && time.Since(last) < rejectWarnEvery {
+		return
+	}
+	n.badEntry[k] = time.Now()
+	n.log.Warn("cluster: ignoring an entry that fails the cluster's signature check", "bucket", kind, "key", key, "err", err)
+}
+
+// freshLocked checks a signed heartbeat against replay: sent_ms within maxSkew of the NATS
+// server's stamp of the message, and a sequence number above the last accepted from its
+// instance (or that very entry, same revision, read again). n.mu held.
+func (n *Node) freshLocked(e interface {
+	Created() time.Time
+	Revision() uint64
+}, b beat) error {
+	if created := e.Created(); !created.IsZero() {
+		if off := time.UnixMilli(b.SentMS).Sub(created); off.Abs() > n.maxSkew() {
+			return fmt.Errorf("%w: sent_ms %v from the server's stamp (at most %v)", ErrReplayed, off.Round(time.Second), n.maxSkew())
+		}
+	}
+	last, ok := n.lastSeq[b.Node]
+	if ok && last.instance == b.Instance && last.seq == b.Seq && last.rev == e.Revision() {
+		return nil // the same entry read again (the buckets are read again after a reconnect)
+	}
+	if ok && last.instance == b.Instance && b.Seq <= last.seq {
+		return fmt.Errorf("%w: sequence %d, last accepted %d", ErrReplayed, b.Seq, last.seq)
+	}
+	n.lastSeq[b.Node] = seqMark{instance: b.Instance, seq: b.Seq, rev: e.Revision()}
+	return nil
+}
