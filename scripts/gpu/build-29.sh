@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-[ -d .build/ffmpeg-static ] || scripts/build-ffmpeg-static.sh
+scripts/build-ffmpeg-static.sh
 [ -f .build/gpu-testdata/clip1080p30.mp4 ] || scripts/gpu/testdata.sh
 cp assets/models/yolox_nano_416.onnx .build/gpu-testdata/
 mkdir -p .build/gpu29
