@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/vinfer/vinfer/internal/defs"
 	"io"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/defs"
+	"github.com/vinfer/vinfer/internal/redact"
 )
 
 // progress prints one status line per interval: per-stream and total inferred fps and drops.
@@ -81,7 +83,8 @@ func (pr *progress) print() {
 }
 
 // summary writes the end-of-run report: per stream frames decoded and inferred, fps, drops by
-// reason, mean latency and detections per class.
+// reason, the frames not analysed (dropped other than on purpose: share of decoded), the time
+// degraded, mean latency, why a stream failed and its attempts, and detections per class.
 func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration) {
 	var decoded, inferred int64
 	classes := map[string]int64{}
@@ -117,8 +120,17 @@ func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration) {
 				fmt.Fprintf(w, " outages %d (%.0fs)", ss.Outages, ss.OutageSeconds)
 			}
 		}
+		if na := st.NotAnalysed(); na > 0 && d > 0 {
+			fmt.Fprintf(w, "  not analysed %d (%.1f%%)", na, 100*float64(na)/float64(d))
+		}
+		if o := s.Overload; o != nil && o.Changes > 0 {
+			fmt.Fprintf(w, "  degraded %d time(s), %.0fs", o.Changes, o.DegradedFor.Seconds())
+		}
 		if s.Err != nil {
-			fmt.Fprintf(w, "  error: %v", s.Err)
+			fmt.Fprintf(w, "  error: %s", redact.Message(s.Err.Error(), s.Decl.Source))
+		}
+		if r := s.Retry; r != nil {
+			fmt.Fprintf(w, " (%d attempt(s), retried every %s up to %s)", r.Attempts, r.Initial, r.Max)
 		}
 		fmt.Fprintln(w)
 		for k, v := range s.Classes {
