@@ -78,6 +78,20 @@ function api(path, opts = {}) {
   return apiRequest(path, Object.assign({ token: state.token, onUnauthorized: askToken }, opts));
 }
 
+// feature calls start once GET /api says the node has the feature ("cluster", "gb28181"), so
+// the page polls no route the node lacks; /api is asked again every 5 s until it answers (a
+// token may be needed first).
+let featuresAsked = null;
+function feature(name, start) {
+  if (!featuresAsked) {
+    featuresAsked = new Promise((resolve) => {
+      const ask = () => api("/api").then((v) => resolve((v && v.features) || {}), () => setTimeout(ask, 5000));
+      ask();
+    });
+  }
+  featuresAsked.then((f) => { if (f[name]) start(); });
+}
+
 function withToken(url) {
   return tokenURL(url, state.token);
 }
@@ -905,7 +919,7 @@ function renderStreams() {
     if (!seen.has(id)) { c.remove(); cards.delete(id); }
   }
   $("#streams-empty").hidden = state.streams.length > 0;
-  const active = state.streams.filter((s) => s.state === "running" || s.state === "starting").length;
+  const active = state.streams.filter((s) => ["running", "starting", "degraded"].includes(s.state)).length;
   $("#total-streams").textContent = active;
   $("#total-streams-label").textContent = active === 1 ? "stream" : "streams";
   $("#total-fps").textContent = fmt(state.streams.reduce((a, s) => a + (s.inferred_fps || 0), 0));
@@ -913,7 +927,7 @@ function renderStreams() {
 
 function stateClass(st) {
   return { running: "ok", starting: "warn", connecting: "warn", waiting_keyframe: "warn", stalled: "bad",
-    failed: "bad", ended: "idle" }[st] || "";
+    degraded: "warn", failed: "bad", ended: "idle" }[st] || "";
 }
 
 // health is what a stream's dot and state say: a live source's own health (connecting,
@@ -924,7 +938,15 @@ function health(s) {
   if (src && src.State && (s.state === "running" || s.state === "starting")) {
     return { st: src.State, why: [src.Reason, src.Hint].filter(Boolean).join("; ") };
   }
-  return { st: s.state, why: s.error || "" };
+  if (s.state === "degraded" && s.overload) {
+    return { st: s.state, why: `${Math.round(100 * s.overload.drop_ratio)}% of frames not analysed over ${s.overload.window_seconds}s (inference behind)` };
+  }
+  let why = s.error || "";
+  if (s.retry) {
+    why += ` (attempt ${s.retry.attempts} failed` + (s.retry.next_attempt ?
+      `, next at ${new Date(s.retry.next_attempt).toLocaleTimeString()})` : ")");
+  }
+  return { st: s.state, why };
 }
 
 function renderView() {
@@ -1109,7 +1131,8 @@ async function refreshHealth() {
     const r = await res.json();
     chip.querySelector(".dot").className = "dot " + (r.ready ? (r.failed ? "warn" : "ok") : "warn");
     chip.querySelector("span").textContent = r.ready ? "ready" : "not ready";
-    chip.title = [...(r.waiting || []), ...(r.failed || [])].join("\n") || "models loaded, sources started";
+    chip.title = [...(r.waiting || []), ...(r.starting || []), ...(r.failed || []), ...(r.degraded || [])]
+      .join("\n") || "models loaded, sources started";
   } catch {
     chip.querySelector(".dot").className = "dot bad";
     chip.querySelector("span").textContent = "offline";
