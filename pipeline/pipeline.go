@@ -418,6 +418,7 @@ func (p *Pipeline) endScene(st *stream, r *sink.Result) {
 			}
 		}
 	}
+	r.End = false // reused for frames
 	select {
 	case p.free <- r:
 	default:
