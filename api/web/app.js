@@ -966,6 +966,7 @@ function renderView() {
   $("#view-source").textContent = `${s.source} · ${s.model}` + (s.live ? " · live" : "");
   const h = health(s);
   $("#view-state").textContent = h.why ? `${h.st}: ${h.why}` : h.st;
+  $("#view-state").title = $("#view-state").textContent; // the whole reason, when cut short
   $("#view-state").className = "state " + h.st;
   $("#t-fps").textContent = fmt(s.inferred_fps);
   $("#t-dfps").textContent = fmt(s.decoded_fps);

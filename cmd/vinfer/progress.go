@@ -64,8 +64,8 @@ func (pr *progress) print() {
 				dropped += c.Dropped[r]
 			}
 		}
-		if s.Ended {
-			continue // finished streams leave the line
+		if s.Ended || s.Retry != nil {
+			continue // finished streams, and those that could not start, leave the line
 		}
 		if shown++; shown <= 8 {
 			fmt.Fprintf(&b, "%s %.1f fps  ", id, fps)
