@@ -132,6 +132,7 @@ function connectEvents() {
   es.addEventListener("result", (ev) => {
     let r;
     try { r = JSON.parse(ev.data); } catch { return; }
+    if (r.end) return; // a stream's closing record: no frame to draw (its events come in the feed)
     let ring = state.results.get(r.source);
     if (!ring) state.results.set(r.source, (ring = []));
     ring.push(r);
@@ -1133,7 +1134,7 @@ async function refreshHealth() {
     chip.querySelector(".dot").className = "dot " + (r.ready ? (r.failed ? "warn" : "ok") : "warn");
     chip.querySelector("span").textContent = r.ready ? "ready" : "not ready";
     chip.title = [...(r.waiting || []), ...(r.starting || []), ...(r.failed || []), ...(r.degraded || [])]
-      .join("\n") || "models loaded, sources started";
+      .join("\n") || "models loaded, API serving, every stream running";
   } catch {
     chip.querySelector(".dot").className = "dot bad";
     chip.querySelector("span").textContent = "offline";
