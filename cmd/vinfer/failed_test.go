@@ -71,6 +71,9 @@ output: {jsonl: none}
 	if code := p.getJSON("/readyz?streams=all", &ready); code != 503 || ready.Ready {
 		t.Errorf("/readyz?streams=all: %d %+v, want 503 (streams failed)", code, ready)
 	}
+	if code, b := p.get("/readyz?streams=some"); code != 400 {
+		t.Errorf("/readyz?streams=some: %d %s, want 400", code, b)
+	}
 	_, m := p.get("/metrics")
 	for _, want := range []string{`vinfer_stream_state{state="failed",stream="cam"} 1`, `vinfer_streams{state="failed"} 2`,
 		`vinfer_stream_start_attempts{stream="cam"} `} {
