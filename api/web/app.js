@@ -1131,7 +1131,7 @@ async function refreshHealth() {
     $("#uptime").textContent = duration(h.uptime_seconds);
     const res = await fetch("/readyz");
     const r = await res.json();
-    chip.querySelector(".dot").className = "dot " + (r.ready ? (r.failed ? "warn" : "ok") : "warn");
+    chip.querySelector(".dot").className = "dot " + (r.ready ? (r.failed || r.degraded ? "warn" : "ok") : "warn");
     chip.querySelector("span").textContent = r.ready ? "ready" : "not ready";
     chip.title = [...(r.waiting || []), ...(r.starting || []), ...(r.failed || []), ...(r.degraded || [])]
       .join("\n") || "models loaded, API serving, every stream running";
