@@ -371,12 +371,18 @@ func TestCredentialsRedacted(t *testing.T) {
 		all = append(all, b...)
 	}
 	var ready struct {
-		Ready   bool
-		Waiting []string
+		Ready    bool
+		Waiting  []string
+		Starting []string
 	}
+	// Models loaded: ready, the camera listed as starting; not ready in the strict view.
 	_, b := e.do("GET", "/readyz", "")
-	if json.Unmarshal(b, &ready) != nil || ready.Ready || len(ready.Waiting) != 1 {
+	if json.Unmarshal(b, &ready) != nil || !ready.Ready || len(ready.Starting) != 1 {
 		t.Fatalf("readyz with a camera that does not answer: %s", b)
+	}
+	_, b = e.do("GET", "/readyz?streams=all", "")
+	if json.Unmarshal(b, &ready) != nil || ready.Ready || len(ready.Waiting) != 1 {
+		t.Fatalf("readyz?streams=all with a camera that does not answer: %s", b)
 	}
 	e.want("DELETE", "/api/streams/cam", "", 204, nil)
 	if strings.Contains(string(all), secret) || strings.Contains(string(all), "admin") {

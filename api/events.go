@@ -24,6 +24,8 @@ type event struct {
 	Height     int         `json:"height"`
 	Model      string      `json:"model"`
 	Detections []detection `json:"detections"`
+	// End marks a stream's closing record (its last tracks' events, no frame): not kept.
+	End bool `json:"end"`
 }
 
 type detection struct {
@@ -70,7 +72,7 @@ func (t *tracker) run(ctx context.Context, results <-chan []byte) {
 				return
 			}
 			var ev event
-			if err := json.Unmarshal(msg, &ev); err != nil {
+			if err := json.Unmarshal(msg, &ev); err != nil || ev.End {
 				continue
 			}
 			t.add(ev)

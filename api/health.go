@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,11 +21,23 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyz answers GET /readyz: 200 when every model that is preloaded or used by a stream is
-// loaded and every stream's source has started (delivered its first access unit, or ended),
-// else 503 with the reasons. A stream that failed is listed but does not hold readiness back:
-// other streams are served.
+// loaded, those of streams that failed to start aside (the API serves: it answers), else 503
+// with the reasons under "waiting". Streams do not
+// hold readiness back (a pod with one camera offline still serves the others); those not
+// running are listed under "starting", "failed" and "degraded". With ?streams=all the view is
+// strict: every stream must also have started (read its first access unit, or ended) and none
+// may have failed. 400 for another value of streams.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	var waiting, failed []string
+	strict := false
+	switch v := r.URL.Query().Get("streams"); v {
+	case "":
+	case "all":
+		strict = true
+	default:
+		writeError(w, http.StatusBadRequest, "streams=%q: use streams=all (every stream must run), or leave it out (models loaded)", v)
+		return
+	}
+	var waiting, starting, failed, degraded []string
 	needed := map[string]bool{}
 	models := s.App.Models()
 	for _, m := range models {
@@ -33,28 +46,43 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, st := range s.App.Streams() {
-		needed[st.Decl.Model] = true
-		switch st.State() {
+		state := st.State()
+		// A stream that could not start never loaded its model: strict view only.
+		needed[st.Decl.Model] = needed[st.Decl.Model] || strict || state != defs.StateFailed
+		switch state {
 		case defs.StateFailed:
-			failed = append(failed, fmt.Sprintf("stream %s: %s", st.Decl.ID, redact.Message(st.Err.Error(), st.Decl.Source)))
+			msg := redact.Message(st.Err.Error(), st.Decl.Source)
+			if p := "stream " + st.Decl.ID + ": "; !strings.HasPrefix(msg, p) {
+				msg = p + msg
+			}
+			if r := st.Retry; r != nil && !r.Next.IsZero() {
+				msg += fmt.Sprintf(" (attempt %d failed, next in %s)", r.Attempts, max(time.Until(r.Next), 0).Round(10*time.Millisecond))
+			}
+			failed = append(failed, msg)
 		case defs.StateStarting:
-			waiting = append(waiting, fmt.Sprintf("stream %s: source not started (no access unit yet)", st.Decl.ID))
+			starting = append(starting, fmt.Sprintf("stream %s: source not started (no access unit yet)", st.Decl.ID))
+		case defs.StateDegraded:
+			degraded = append(degraded, fmt.Sprintf("stream %s: %.0f%% of its frames dropped over %s (inference behind)",
+				st.Decl.ID, 100*st.Overload.Ratio, st.Overload.Window))
 		}
 	}
 	for _, m := range models {
 		if needed[m.Decl.Name] && !m.Loaded {
-			waiting = append([]string{fmt.Sprintf("model %s: not loaded", m.Decl.Name)}, waiting...)
+			waiting = append(waiting, fmt.Sprintf("model %s: not loaded", m.Decl.Name))
 		}
 	}
-	body := map[string]any{"ready": len(waiting) == 0}
-	if len(waiting) > 0 {
-		body["waiting"] = waiting
+	if strict {
+		waiting = append(append(waiting, starting...), failed...)
 	}
-	if len(failed) > 0 {
-		body["failed"] = failed
+	ready := len(waiting) == 0
+	body := map[string]any{"ready": ready}
+	for k, v := range map[string][]string{"waiting": waiting, "starting": starting, "failed": failed, "degraded": degraded} {
+		if len(v) > 0 {
+			body[k] = v
+		}
 	}
 	code := http.StatusOK
-	if len(waiting) > 0 {
+	if !ready {
 		code = http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, body)

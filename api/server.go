@@ -441,7 +441,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v)
 }
 
-// index lists the routes.
+// index lists the routes and the features the node runs (features.go).
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"routes": []string{
@@ -455,5 +455,6 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			"GET /api/events?stream=&type=&since=&limit= (recorded)", "GET /api/events/{id}[/clip.mp4|/snapshot.jpg|/frame.jpg]",
 			"GET /metrics", "GET /debug/pprof/", "GET /debug/vars",
 		},
+		"features": s.features(),
 	})
 }

@@ -27,11 +27,16 @@ import (
 type StreamView struct {
 	config.Stream
 	Live bool `json:"live"`
-	// State is starting (no access unit read yet), running, ended (a file finished) or failed.
+	// State is starting (no access unit read yet), running, degraded (running, but inference
+	// drops too many of its frames: Overload), ended (a file finished) or failed.
 	State defs.StreamState `json:"state"`
-	// Error is why a failed stream stopped.
-	Error   string    `json:"error,omitempty"`
-	Started time.Time `json:"started"`
+	// Error is why a failed stream stopped, or why its source could not be opened.
+	Error string `json:"error,omitempty"`
+	// Retry is set while a configured stream's source cannot be opened: it is tried again.
+	Retry *RetryView `json:"retry,omitempty"`
+	// Overload is the share of the stream's frames dropped by inference being behind.
+	Overload *OverloadView `json:"overload,omitempty"`
+	Started  time.Time     `json:"started"`
 	// UptimeSeconds is the time since the stream was added.
 	UptimeSeconds float64 `json:"uptime_seconds"`
 
@@ -58,6 +63,28 @@ type StreamView struct {
 	SourceStats *live.Stats `json:"source_stats,omitempty"`
 }
 
+// RetryView is a failed stream's retry schedule (sources.retry).
+type RetryView struct {
+	// Attempts counts the failed attempts to open the source so far.
+	Attempts int `json:"attempts"`
+	// NextAttempt is when the next one starts; absent once the server is stopping.
+	NextAttempt *time.Time `json:"next_attempt,omitempty"`
+	// Backoff: the first retry after InitialSeconds, the delay doubling up to MaxSeconds.
+	InitialSeconds float64 `json:"initial_seconds"`
+	MaxSeconds     float64 `json:"max_seconds"`
+}
+
+// OverloadView is a running stream's drops over the degraded window (sources.degraded).
+type OverloadView struct {
+	// DropRatio is the share of the frames meant for inference (decoded, less those skipped by
+	// interval or max_fps) dropped because inference was behind, over the last WindowSeconds.
+	DropRatio     float64 `json:"drop_ratio"`
+	WindowSeconds float64 `json:"window_seconds"`
+	// DegradedCount counts the times the stream went degraded; DegradedSeconds sums how long.
+	DegradedCount   int     `json:"degraded_count"`
+	DegradedSeconds float64 `json:"degraded_seconds"`
+}
+
 func (s *Server) streamExists(id string) bool {
 	_, ok := s.App.Stream(id)
 	return ok
@@ -76,6 +103,17 @@ func (s *Server) streamView(st defs.StreamInfo, rate metrics.StreamRate) StreamV
 	}
 	if st.Err != nil {
 		v.Error = redact.Message(st.Err.Error(), st.Decl.Source)
+	}
+	if r := st.Retry; r != nil {
+		v.Retry = &RetryView{Attempts: r.Attempts, InitialSeconds: r.Initial.Seconds(), MaxSeconds: r.Max.Seconds()}
+		if !r.Next.IsZero() {
+			next := r.Next.UTC()
+			v.Retry.NextAttempt = &next
+		}
+	}
+	if o := st.Overload; o != nil {
+		v.Overload = &OverloadView{DropRatio: round2(o.Ratio), WindowSeconds: o.Window.Seconds(),
+			DegradedCount: o.Changes, DegradedSeconds: round2(o.DegradedFor.Seconds())}
 	}
 	v.DecodedFPS, v.InferredFPS, v.DroppedFPS = round2(rate.DecodedFPS), round2(rate.InferredFPS), round2(rate.DroppedFPS)
 	v.LatencyMS = round2(float64(rate.Latency) / float64(time.Millisecond))

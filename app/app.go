@@ -44,6 +44,10 @@ type App struct {
 
 	evidence *evidence.Recorder // nil without an evidence section (app/evidence.go)
 	gb       *gbPlatform        // the GB28181 platform (gb28181.go), nil without a gb28181: section
+
+	failed      failedStreams // configured streams that could not start (retry.go)
+	overload    *overload     // degraded streams (overload.go)
+	overloadEnd func()        // stops the overload watch and waits for it
 }
 
 var (
@@ -116,6 +120,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	a.Pipeline = pipeline.New(pipeline.Options{Models: models{a}, Sinks: sinks, Observer: o.Observer,
 		KeepLatest: o.KeepLatest, Log: a.Log})
 	a.Pipeline.Start(ctx)
+	ratio, window := cfg.Sources.Overload()
+	a.overload = newOverload(ratio, window, a.Log)
+	octx, ocancel := context.WithCancel(ctx)
+	odone := make(chan struct{})
+	go func() { defer close(odone); a.overload.run(octx, a.Pipeline) }()
+	a.overloadEnd = func() { ocancel(); <-odone }
 	if o.WatchModels {
 		a.Registry.Watch(ctx, time.Second)
 	}
@@ -142,18 +152,22 @@ func (a *App) Started() time.Time { return a.started }
 // AddStream checks a stream against the declared models, opens its source and starts it. The
 // declaration is trusted (the configuration file): its files may lie anywhere. Errors say what
 // to fix; other streams are not affected.
-func (a *App) AddStream(s config.Stream) error { return a.addStream(s, nil) }
+func (a *App) AddStream(s config.Stream) error { return a.addStream(s, nil, false) }
 
 // AddRemoteStream is AddStream for declarations from outside (the API): files the source names
 // must lie in the allowed directories (sources.allow_paths; default the config file's directory
 // and the assets).
-func (a *App) AddRemoteStream(s config.Stream) error { return a.addStream(s, a.limits.roots) }
+func (a *App) AddRemoteStream(s config.Stream) error {
+	return a.addStream(s, a.limits.roots, false)
+}
 
-func (a *App) addStream(s config.Stream, roots []string) error {
+// addStream adds s; retry is set for StartStream's attempts, whose id is listed as failed
+// meanwhile. Errors met opening the source are errOpen.
+func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 	if err := a.Config.CheckStream(&s); err != nil {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
-	if _, ok := a.Pipeline.Stream(s.ID); ok {
+	if _, ok := a.Pipeline.Stream(s.ID); ok || (!retry && a.failed.has(s.ID)) {
 		return fmt.Errorf("stream %s: %w", s.ID, defs.ErrStreamExists)
 	}
 	if err := a.checkClasses(&s); err != nil {
@@ -181,13 +195,13 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 	}
 	release, err := a.limits.admit(s.ID)
 	if err != nil {
-		return fmt.Errorf("stream %s: %w", s.ID, err)
+		return errOpen{fmt.Errorf("stream %s: %w", s.ID, err)}
 	}
 	src, err = source.Open(&s, source.Policy{Roots: roots, OpenTimeout: a.limits.timeout})
 	release()
 	if err != nil {
 		a.limits.drop(s.ID)
-		return err
+		return errOpen{err}
 	}
 	sc.Source = src
 	if err := a.Pipeline.AddStream(sc); err != nil {
@@ -232,8 +246,11 @@ func (a *App) gpuStream(sc *pipeline.StreamConfig, reorder func() bool) error {
 	return nil
 }
 
-// RemoveStream stops and releases a stream.
+// RemoveStream stops and releases a stream; a failed one (StartStream) is no longer retried.
 func (a *App) RemoveStream(id string) error {
+	if a.failed.remove(id) {
+		return nil
+	}
 	torn := a.Pipeline.TornDown(id)
 	if err := a.Pipeline.RemoveStream(id); err != nil {
 		return err
@@ -267,6 +284,8 @@ func (a *App) LatestFrame(id string) *frame.Frame { return a.Pipeline.LatestFram
 // Stop stops every stream, drains the pipeline, closes the sinks and frees the models. It
 // returns the first sink error.
 func (a *App) Stop() error {
+	a.failed.stop()
+	a.overloadEnd()
 	err := a.Pipeline.Stop()
 	a.stopGB28181()
 	if cerr := a.closeSinks(); err == nil {

@@ -14,12 +14,20 @@ type liveSource interface {
 	Stats() live.Stats
 }
 
-// Streams returns a snapshot of every stream, in the order they were added.
+// Streams returns a snapshot of every stream, in the order they were added, then the
+// configured streams that could not start (StartStream), in the order they failed.
 func (a *App) Streams() []defs.StreamInfo {
 	sts := a.Pipeline.Streams()
 	out := make([]defs.StreamInfo, len(sts))
+	ids := make(map[string]bool, len(sts))
 	for i := range sts {
-		out[i] = streamInfo(&sts[i])
+		out[i] = a.streamInfo(&sts[i])
+		ids[sts[i].ID] = true
+	}
+	for _, f := range a.failed.info() {
+		if !ids[f.Decl.ID] { // a retry that has just started it
+			out = append(out, f)
+		}
 	}
 	return out
 }
@@ -28,9 +36,15 @@ func (a *App) Streams() []defs.StreamInfo {
 func (a *App) Stream(id string) (defs.StreamInfo, bool) {
 	st, ok := a.Pipeline.Stream(id)
 	if !ok {
-		return defs.StreamInfo{}, false
+		return a.failed.get(id)
 	}
-	return streamInfo(&st), true
+	return a.streamInfo(&st), true
+}
+
+func (a *App) streamInfo(st *pipeline.StreamStatus) defs.StreamInfo {
+	si := streamInfo(st)
+	si.Overload = a.overload.get(st.Stats)
+	return si
 }
 
 func streamInfo(st *pipeline.StreamStatus) defs.StreamInfo {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
 )
 
 // Output selects where results go.
@@ -46,6 +47,9 @@ var ErrTLSPair = errors.New("output: tls_cert and tls_key go together")
 
 // Validate checks the HTTP settings.
 func (o *Output) Validate() error {
+	for i := range o.Sinks {
+		o.Sinks[i].where = fmt.Sprintf("output.sinks[%d]", i)
+	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return ErrTLSPair
 	}
@@ -60,13 +64,24 @@ var ErrSinkType = errors.New("sink: type is required")
 type Sink struct {
 	Type   string
 	params map[string]any
+	// fields are the declaration's entries in the configuration file, for errors that name the
+	// file's line and the field; where is its path (output.sinks[i]). Both empty from JSON and
+	// NewSink.
+	fields []*ast.MappingValueNode
+	where  string
 }
 
-// UnmarshalYAML implements yaml.InterfaceUnmarshaler.
-func (s *Sink) UnmarshalYAML(unmarshal func(any) error) error {
+// UnmarshalYAML implements yaml.NodeUnmarshaler.
+func (s *Sink) UnmarshalYAML(node ast.Node) error {
 	var m map[string]any
-	if err := unmarshal(&m); err != nil {
+	if err := yaml.NodeToValue(node, &m); err != nil {
 		return err
+	}
+	switch n := node.(type) {
+	case *ast.MappingNode:
+		s.fields = n.Values
+	case *ast.MappingValueNode:
+		s.fields = []*ast.MappingValueNode{n}
 	}
 	return s.set(m)
 }
@@ -81,10 +96,10 @@ func (s *Sink) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalYAML implements yaml.InterfaceMarshaler.
-func (s Sink) MarshalYAML() (any, error) { return s.fields(), nil }
+func (s Sink) MarshalYAML() (any, error) { return s.settings(), nil }
 
 // MarshalJSON implements json.Marshaler.
-func (s Sink) MarshalJSON() ([]byte, error) { return json.Marshal(s.fields()) }
+func (s Sink) MarshalJSON() ([]byte, error) { return json.Marshal(s.settings()) }
 
 func (s *Sink) set(m map[string]any) error {
 	t, ok := m["type"].(string)
@@ -96,7 +111,7 @@ func (s *Sink) set(m map[string]any) error {
 	return nil
 }
 
-func (s Sink) fields() map[string]any {
+func (s Sink) settings() map[string]any {
 	m := map[string]any{"type": s.Type}
 	for k, v := range s.params {
 		m[k] = v
@@ -105,10 +120,16 @@ func (s Sink) fields() map[string]any {
 }
 
 // Decode decodes the sink's fields other than type into v (a pointer to the kind's settings
-// struct with yaml tags), strictly: an unknown field is an error naming it.
+// struct with yaml tags), strictly: an unknown field is an error naming it. From a
+// configuration file, an error names the field's path and the file's line and column, e.g.
+// "sink mqtt: output.sinks[0].outbox (line 12, column 13): string was used where mapping is
+// expected".
 func (s Sink) Decode(v any) error {
 	if len(s.params) == 0 {
 		return nil
+	}
+	if len(s.fields) > 0 {
+		return s.decodeNode(v)
 	}
 	b, err := yaml.Marshal(s.params)
 	if err != nil {
@@ -118,6 +139,44 @@ func (s Sink) Decode(v any) error {
 		return fmt.Errorf("sink %s: %s", s.Type, yaml.FormatError(err, false, false))
 	}
 	return nil
+}
+
+// decodeNode decodes the file's own entries, less type, so errors carry the file's positions.
+func (s Sink) decodeNode(v any) error {
+	var kept []*ast.MappingValueNode
+	for _, f := range s.fields {
+		if f.Key == nil || f.Key.GetToken().Value != "type" {
+			kept = append(kept, f)
+		}
+	}
+	err := yaml.NodeToValue(ast.Mapping(kept[0].GetToken(), false, kept...), v, yaml.Strict())
+	if err == nil {
+		return nil
+	}
+	var ye yaml.Error
+	if !errors.As(err, &ye) || ye.GetToken() == nil {
+		return fmt.Errorf("sink %s: %s: %w", s.Type, s.path(""), err)
+	}
+	at := ye.GetToken().Position
+	field := ""
+	for _, f := range kept { // the last entry starting at or before the error
+		if p := f.Key.GetToken().Position; p.Line < at.Line || p.Line == at.Line && p.Column <= at.Column {
+			field = f.Key.GetToken().Value
+		}
+	}
+	return fmt.Errorf("sink %s: %s (line %d, column %d): %s", s.Type, s.path(field), at.Line, at.Column, ye.GetMessage())
+}
+
+// path is the declaration's path in the configuration, with field appended when not empty.
+func (s Sink) path(field string) string {
+	p := s.where
+	if p == "" {
+		p = "sink"
+	}
+	if field != "" {
+		p += "." + field
+	}
+	return p
 }
 
 // NewSink returns the declaration of a sink of type typ with the given settings.

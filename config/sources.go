@@ -21,13 +21,36 @@ type Sources struct {
 	MaxOpening int `yaml:"max_opening,omitempty" json:"max_opening,omitempty"`
 	// MaxStreams bounds the streams running at once. Default 256.
 	MaxStreams int `yaml:"max_streams,omitempty" json:"max_streams,omitempty"`
+	// Retry is how a configured stream whose source cannot be opened is tried again.
+	Retry Retry `yaml:"retry,omitempty" json:"retry,omitempty"`
+	// Degraded is when a running stream is reported degraded (inference behind its source).
+	Degraded Degraded `yaml:"degraded,omitempty" json:"degraded,omitempty"`
+}
+
+// Retry is the backoff between attempts to open a configured stream's source: Initial after
+// the first failure, doubling up to Max. Defaults 1s and 1m.
+type Retry struct {
+	Initial Duration `yaml:"initial,omitempty" json:"initial,omitempty"`
+	Max     Duration `yaml:"max,omitempty" json:"max,omitempty"`
+}
+
+// Degraded is the overload threshold: a stream whose frames dropped for inference being behind
+// (queue_full) exceed DropRatio of its decoded frames over Window is degraded; it is running
+// again once the share falls to half of DropRatio. Defaults 0.2 and 10s.
+type Degraded struct {
+	DropRatio float64  `yaml:"drop_ratio,omitempty" json:"drop_ratio,omitempty"`
+	Window    Duration `yaml:"window,omitempty" json:"window,omitempty"`
 }
 
 // Source limit defaults.
 const (
-	DefaultOpenTimeout = 10 * time.Second
-	DefaultMaxOpening  = 8
-	DefaultMaxStreams  = 256
+	DefaultOpenTimeout  = 10 * time.Second
+	DefaultMaxOpening   = 8
+	DefaultMaxStreams   = 256
+	DefaultRetryInitial = time.Second
+	DefaultRetryMax     = time.Minute
+	DefaultDropRatio    = 0.2
+	DefaultDropWindow   = 10 * time.Second
 )
 
 // ErrSources is wrapped by errors of the sources section.
@@ -44,6 +67,15 @@ func (s *Sources) Validate() error {
 	}
 	if s.MaxStreams < 0 {
 		errs = append(errs, fmt.Errorf("%w: max_streams must be ≥ 1", ErrSources))
+	}
+	if s.Retry.Initial < 0 || s.Retry.Max < 0 || (s.Retry.Max > 0 && s.Retry.Max < s.Retry.Initial) {
+		errs = append(errs, fmt.Errorf("%w: retry: initial and max must be > 0, max ≥ initial", ErrSources))
+	}
+	if s.Degraded.DropRatio < 0 || s.Degraded.DropRatio >= 1 {
+		errs = append(errs, fmt.Errorf("%w: degraded: drop_ratio must be in [0, 1) (0: the default 0.2)", ErrSources))
+	}
+	if s.Degraded.Window < 0 || (s.Degraded.Window > 0 && time.Duration(s.Degraded.Window) < time.Second) {
+		errs = append(errs, fmt.Errorf("%w: degraded: window must be ≥ 1s", ErrSources))
 	}
 	for _, p := range s.AllowPaths {
 		if p == "" {
@@ -75,6 +107,31 @@ func (s *Sources) Streams() int {
 		return DefaultMaxStreams
 	}
 	return s.MaxStreams
+}
+
+// Backoff returns the retry delays: Retry.Initial and Retry.Max or their defaults.
+func (s *Sources) Backoff() (initial, most time.Duration) {
+	initial, most = time.Duration(s.Retry.Initial), time.Duration(s.Retry.Max)
+	if initial <= 0 {
+		initial = DefaultRetryInitial
+	}
+	if most <= 0 {
+		most = max(DefaultRetryMax, initial)
+	}
+	return initial, most
+}
+
+// Overload returns the degraded threshold: Degraded.DropRatio and Degraded.Window or their
+// defaults.
+func (s *Sources) Overload() (ratio float64, window time.Duration) {
+	ratio, window = s.Degraded.DropRatio, time.Duration(s.Degraded.Window)
+	if ratio <= 0 {
+		ratio = DefaultDropRatio
+	}
+	if window <= 0 {
+		window = DefaultDropWindow
+	}
+	return ratio, window
 }
 
 // Roots returns the allowed directories, absolute: AllowPaths resolved against dir, or dir and

@@ -16,6 +16,8 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 // Scrape-time metrics, read from the watched app.
 var (
 	descStreamsActive = desc("streams_active", "Streams running (added and not ended).")
+	descStreams       = desc("streams", "Streams by state, as GET /api/streams reports them: starting, running, degraded (inference drops over sources.degraded), ended, failed (stopped by an error, or a source that cannot be opened, retried).", "state")
+	descStartAttempts = desc("stream_start_attempts", "Failed attempts to open the source of a stream that could not start (retried with backoff, sources.retry).", "stream")
 	descStreamInfo    = desc("stream_info", "One series per stream, value 1, naming its model, whether its source is live and the device its frames are decoded and inferred on (cpu or cuda:N).", "stream", "model", "live", "device")
 	descAccessUnits   = desc("access_units_total", "Access units read from the stream's source.", "stream")
 	descDecoded       = desc("frames_decoded_total", "Frames decoded.", "stream")
@@ -30,7 +32,7 @@ var (
 	descRTPPackets    = desc("rtp_packets_total", "RTP packets accepted.", "stream")
 	descRTPLost       = desc("rtp_packets_lost_total", "RTP sequence numbers that never arrived (RFC 3550 §A.3).", "stream")
 	descSourceDropped = desc("source_access_units_dropped_total", "Access units discarded inside the source (damaged by loss, waiting for a key frame, reader too slow).", "stream")
-	descStreamState   = desc("stream_state", "1 for the stream's current state, 0 for the others: connecting, waiting_keyframe, running, stalled, failed (live sources' health, docs/live.md), ended (a file finished).", "stream", "state")
+	descStreamState   = desc("stream_state", "1 for the stream's current state, 0 for the others: connecting, waiting_keyframe, running, stalled, failed (live sources' health, docs/live.md), degraded (inference drops over sources.degraded), ended (a file finished).", "stream", "state")
 	descSourceEvents  = desc("source_events_total", "What a live source counted, by event: reordered, duplicate, late, garbage (datagrams not RTP), foreign (packets of another SSRC or sender), ssrc_change, sender_change, damaged (access units delivered with lost packets), discontinuity, watchdog (sessions or sender locks ended by silence), outage, timestamp_outlier, timestamp_jump, decode_error (payloads that do not parse).", "stream", "event")
 	descOutageSec     = desc("source_outage_seconds_total", "Time live sources spent in outages (silences of the watchdog period or longer).", "stream")
 	descModelLoaded   = desc("model_loaded", "1 when the model is loaded, 0 when only declared.", "model")
@@ -63,7 +65,7 @@ type appCollector struct{ m *Metrics }
 
 // Describe implements prometheus.Collector.
 func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descStreamsActive, descStreamInfo, descAccessUnits, descDecoded,
+	for _, d := range []*prometheus.Desc{descStreamsActive, descStreams, descStartAttempts, descStreamInfo, descAccessUnits, descDecoded,
 		descInferred, descDropped, descDetections, descQueue, descPool, descPoolCap, descReconnects,
 		descConnFail, descRTPPackets, descRTPLost, descSourceDropped, descModelLoaded, descModelLoadSec,
 		descModelLoads, descBatches, descBatchFrames, descThroughput, descCapacity, descEfficiency,
@@ -93,12 +95,17 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 	streams := ref.Streams()
 	running := make(map[string]bool, len(streams))
 	active := 0
+	byState := map[defs.StreamState]int{}
 	for i := range streams {
 		s := &streams[i]
 		id := s.Decl.ID
 		running[id] = true
-		if !s.Ended {
+		byState[s.State()]++
+		if !s.Ended && s.Retry == nil {
 			active++
+		}
+		if s.Retry != nil {
+			gauge(descStartAttempts, float64(s.Retry.Attempts), id)
 		}
 		device := "cpu"
 		if s.Device >= 0 {
@@ -163,6 +170,9 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	gauge(descStreamsActive, float64(active))
+	for _, st := range defs.StreamStates() {
+		gauge(descStreams, float64(byState[st]), string(st))
+	}
 	c.m.forget(running)
 	c.m.streamLatency.Collect(ch)
 
@@ -222,7 +232,7 @@ func collectSink(si defs.SinkInfo, counter, gauge func(*prometheus.Desc, float64
 }
 
 // streamStates are the values of vinfer_stream_state's state label.
-var streamStates = [...]string{live.StateConnecting, live.StateWaitingKeyframe, live.StateRunning, live.StateStalled, live.StateFailed, "ended"}
+var streamStates = [...]string{live.StateConnecting, live.StateWaitingKeyframe, live.StateRunning, live.StateStalled, live.StateFailed, "ended", "degraded"}
 
 // streamState is a stream's state: its live source's health, or for a file starting
 // (connecting), running, ended or failed.
@@ -232,6 +242,8 @@ func streamState(s *defs.StreamInfo) string {
 		return live.StateFailed
 	case st == defs.StateEnded:
 		return "ended"
+	case st == defs.StateDegraded:
+		return "degraded"
 	case s.Source != nil && s.Source.State != "":
 		return s.Source.State
 	case st == defs.StateStarting:

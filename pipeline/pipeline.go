@@ -420,6 +420,7 @@ func (p *Pipeline) endScene(st *stream, r *sink.Result) {
 			}
 		}
 	}
+	r.End = false // reused for frames
 	select {
 	case p.free <- r:
 	default:

@@ -84,12 +84,13 @@ func (sc *scene) process(r *sink.Result) {
 	sc.last.Detections, sc.last.Events, sc.last.Secondary, sc.last.SecondaryParent, sc.last.SecondaryModel = nil, nil, nil, nil, nil
 }
 
-// end fills r as the stream's closing result: the last frame's identity, no detections, and the
-// events of every track still known ending now.
+// end fills r as the stream's closing result (End): the last frame's identity, no detections,
+// and the events of every track still known ending now.
 func (sc *scene) end(r *sink.Result) {
 	dets, evs := r.Detections[:0], r.Events[:0]
 	*r = sc.last
 	r.Detections = dets
 	r.ResetSecondary()
 	r.Events = sc.analyzer.Flush(evs)
+	r.End = true
 }

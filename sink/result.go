@@ -47,6 +47,10 @@ type Result struct {
 	// from its tracked detections (package analytics); empty without zones, lines or track
 	// events. Borrowed like the rest of the Result.
 	Events []event.Event
+	// End marks a stream's closing result: no frame of its own (Frame, PTS and the size are the
+	// last frame's, already written), only the events of tracks ending with the stream. JSON:
+	// {"source","end":true,"model","events"}.
+	End bool
 }
 
 // AttachSecondary records parent and model for the Secondary entries appended since the last
@@ -81,6 +85,14 @@ type Sink interface {
 func AppendJSON(b []byte, r *Result) []byte {
 	b = append(b, `{"source":`...)
 	b = jsonenc.String(b, r.Stream)
+	if r.End {
+		b = append(b, `,"end":true`...)
+		if r.Model != "" {
+			b = append(b, `,"model":`...)
+			b = jsonenc.String(b, r.Model)
+		}
+		return appendEvents(b, r.Events)
+	}
 	b = append(b, `,"frame":`...)
 	b = strconv.AppendInt(b, r.Frame, 10)
 	b = append(b, `,"pts":`...)
@@ -144,13 +156,18 @@ func AppendJSON(b []byte, r *Result) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, ']')
-	if len(r.Events) > 0 {
+	return appendEvents(b, r.Events)
+}
+
+// appendEvents appends `,"events":[…]` when there are events, and the closing brace.
+func appendEvents(b []byte, evs []event.Event) []byte {
+	if len(evs) > 0 {
 		b = append(b, `,"events":[`...)
-		for i := range r.Events {
+		for i := range evs {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = r.Events[i].AppendJSON(b)
+			b = evs[i].AppendJSON(b)
 		}
 		b = append(b, ']')
 	}

@@ -78,6 +78,20 @@ function api(path, opts = {}) {
   return apiRequest(path, Object.assign({ token: state.token, onUnauthorized: askToken }, opts));
 }
 
+// feature calls start once GET /api says the node has the feature ("cluster", "gb28181"), so
+// the page polls no route the node lacks; /api is asked again every 5 s until it answers (a
+// token may be needed first).
+let featuresAsked = null;
+function feature(name, start) {
+  if (!featuresAsked) {
+    featuresAsked = new Promise((resolve) => {
+      const ask = () => api("/api").then((v) => resolve((v && v.features) || {}), () => setTimeout(ask, 5000));
+      ask();
+    });
+  }
+  featuresAsked.then((f) => { if (f[name]) start(); });
+}
+
 function withToken(url) {
   return tokenURL(url, state.token);
 }
@@ -118,6 +132,7 @@ function connectEvents() {
   es.addEventListener("result", (ev) => {
     let r;
     try { r = JSON.parse(ev.data); } catch { return; }
+    if (r.end) return; // a stream's closing record: no frame to draw (its events come in the feed)
     let ring = state.results.get(r.source);
     if (!ring) state.results.set(r.source, (ring = []));
     ring.push(r);
@@ -905,7 +920,7 @@ function renderStreams() {
     if (!seen.has(id)) { c.remove(); cards.delete(id); }
   }
   $("#streams-empty").hidden = state.streams.length > 0;
-  const active = state.streams.filter((s) => s.state === "running" || s.state === "starting").length;
+  const active = state.streams.filter((s) => ["running", "starting", "degraded"].includes(s.state)).length;
   $("#total-streams").textContent = active;
   $("#total-streams-label").textContent = active === 1 ? "stream" : "streams";
   $("#total-fps").textContent = fmt(state.streams.reduce((a, s) => a + (s.inferred_fps || 0), 0));
@@ -913,7 +928,7 @@ function renderStreams() {
 
 function stateClass(st) {
   return { running: "ok", starting: "warn", connecting: "warn", waiting_keyframe: "warn", stalled: "bad",
-    failed: "bad", ended: "idle" }[st] || "";
+    degraded: "warn", failed: "bad", ended: "idle" }[st] || "";
 }
 
 // health is what a stream's dot and state say: a live source's own health (connecting,
@@ -924,7 +939,15 @@ function health(s) {
   if (src && src.State && (s.state === "running" || s.state === "starting")) {
     return { st: src.State, why: [src.Reason, src.Hint].filter(Boolean).join("; ") };
   }
-  return { st: s.state, why: s.error || "" };
+  if (s.state === "degraded" && s.overload) {
+    return { st: s.state, why: `${Math.round(100 * s.overload.drop_ratio)}% of frames not analysed over ${s.overload.window_seconds}s (inference behind)` };
+  }
+  let why = s.error || "";
+  if (s.retry) {
+    why += ` (attempt ${s.retry.attempts} failed` + (s.retry.next_attempt ?
+      `, next at ${new Date(s.retry.next_attempt).toLocaleTimeString()})` : ")");
+  }
+  return { st: s.state, why };
 }
 
 function renderView() {
@@ -944,6 +967,7 @@ function renderView() {
   $("#view-source").textContent = `${s.source} · ${s.model}` + (s.live ? " · live" : "");
   const h = health(s);
   $("#view-state").textContent = h.why ? `${h.st}: ${h.why}` : h.st;
+  $("#view-state").title = $("#view-state").textContent; // the whole reason, when cut short
   $("#view-state").className = "state " + h.st;
   $("#t-fps").textContent = fmt(s.inferred_fps);
   $("#t-dfps").textContent = fmt(s.decoded_fps);
@@ -1107,9 +1131,10 @@ async function refreshHealth() {
     $("#uptime").textContent = duration(h.uptime_seconds);
     const res = await fetch("/readyz");
     const r = await res.json();
-    chip.querySelector(".dot").className = "dot " + (r.ready ? (r.failed ? "warn" : "ok") : "warn");
+    chip.querySelector(".dot").className = "dot " + (r.ready ? (r.failed || r.degraded ? "warn" : "ok") : "warn");
     chip.querySelector("span").textContent = r.ready ? "ready" : "not ready";
-    chip.title = [...(r.waiting || []), ...(r.failed || [])].join("\n") || "models loaded, sources started";
+    chip.title = [...(r.waiting || []), ...(r.starting || []), ...(r.failed || []), ...(r.degraded || [])]
+      .join("\n") || "models loaded, API serving, every stream running";
   } catch {
     chip.querySelector(".dot").className = "dot bad";
     chip.querySelector("span").textContent = "offline";

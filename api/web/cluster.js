@@ -138,6 +138,8 @@ async function refreshCluster() {
   clRender();
 }
 
-refreshCluster();
-setInterval(refreshCluster, 2000);
+feature("cluster", () => { // polled only on a node that has it
+  refreshCluster();
+  setInterval(refreshCluster, 2000);
+});
 setInterval(clTagCards, 1000);

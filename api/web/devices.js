@@ -163,5 +163,7 @@ async function refreshDevices() {
   gbRender();
 }
 
-refreshDevices();
-setInterval(refreshDevices, 2000);
+feature("gb28181", () => { // polled only on a node that has it
+  refreshDevices();
+  setInterval(refreshDevices, 2000);
+});

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vinfer/vinfer/cluster"
 	"github.com/vinfer/vinfer/internal/defs"
+	"github.com/vinfer/vinfer/internal/redact"
 )
 
 // progress prints one status line per interval: per-stream and total inferred fps and drops.
@@ -64,8 +65,8 @@ func (pr *progress) print() {
 				dropped += c.Dropped[r]
 			}
 		}
-		if s.Ended {
-			continue // finished streams leave the line
+		if s.Ended || s.Retry != nil {
+			continue // finished streams, and those that could not start, leave the line
 		}
 		if shown++; shown <= 8 {
 			fmt.Fprintf(&b, "%s %.1f fps  ", id, fps)
@@ -83,8 +84,10 @@ func (pr *progress) print() {
 }
 
 // summary writes the end-of-run report: per stream frames decoded and inferred, fps, drops by
-// reason, mean latency and detections per class. In cluster mode, gone are the streams this
-// node ran and stopped for the cluster (handed over, fenced), listed with why as their state.
+// reason, the frames not analysed (dropped other than on purpose: share of decoded), the time
+// degraded, mean latency, why a stream failed and its attempts, and detections per class. In
+// cluster mode, gone are the streams this node ran and stopped for the cluster (handed over,
+// fenced), listed with why as their state.
 func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration, gone ...cluster.Departed) {
 	var decoded, inferred int64
 	classes := map[string]int64{}
@@ -135,8 +138,17 @@ func summary(w io.Writer, streams []defs.StreamInfo, elapsed time.Duration, gone
 				fmt.Fprintf(w, " outages %d (%.0fs)", ss.Outages, ss.OutageSeconds)
 			}
 		}
+		if na := st.NotAnalysed(); na > 0 && d > 0 {
+			fmt.Fprintf(w, "  not analysed %d (%.1f%%)", na, 100*float64(na)/float64(d))
+		}
+		if o := s.Overload; o != nil && o.Changes > 0 {
+			fmt.Fprintf(w, "  degraded %d time(s), %.0fs", o.Changes, o.DegradedFor.Seconds())
+		}
 		if s.Err != nil {
-			fmt.Fprintf(w, "  error: %v", s.Err)
+			fmt.Fprintf(w, "  error: %s", redact.Message(s.Err.Error(), s.Decl.Source))
+		}
+		if r := s.Retry; r != nil {
+			fmt.Fprintf(w, " (%d attempt(s), retried every %s up to %s)", r.Attempts, r.Initial, r.Max)
 		}
 		fmt.Fprintln(w)
 		for k, v := range s.Classes {

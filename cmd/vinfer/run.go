@@ -137,16 +137,18 @@ func runCmd(args []string) error {
 		if node != nil {
 			break // the configuration's streams are in the cluster's registry
 		}
-		if err := a.AddStream(s); err != nil {
+		if err := a.StartStream(s); err != nil { // listed as failed, and retried
 			errs = append(errs, err)
-			notAdded = append(notAdded, defs.StreamInfo{Decl: s, Err: errors.New(redactAll(err.Error(), cfg.Streams)), Device: -1})
+			if _, listed := a.Stream(s.ID); !listed {
+				notAdded = append(notAdded, defs.StreamInfo{Decl: s, Err: errors.New(redactAll(err.Error(), cfg.Streams)), Device: -1})
+			}
 		}
 	}
 	if node == nil && len(cfg.Streams) == 0 && !serve {
 		a.Stop()
 		return errors.New("the configuration has no streams: add some under streams:, or pass --http ADDR to add them through the API")
 	}
-	if len(errs) == len(cfg.Streams) && len(errs) > 0 && !serve {
+	if len(errs) == len(cfg.Streams) && len(errs) > 0 && !serve && !hasLive(a) { // a live one is retried
 		a.Stop()
 		return errors.Join(errs...)
 	}

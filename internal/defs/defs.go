@@ -89,9 +89,38 @@ type StreamState string
 const (
 	StateStarting StreamState = "starting" // no access unit read yet
 	StateRunning  StreamState = "running"
-	StateEnded    StreamState = "ended" // a file finished
-	StateFailed   StreamState = "failed"
+	StateDegraded StreamState = "degraded" // running, but inference drops too many frames
+	StateEnded    StreamState = "ended"    // a file finished
+	StateFailed   StreamState = "failed"   // stopped by an error, or its source cannot be opened
 )
+
+// StreamStates lists every state, in life order.
+func StreamStates() []StreamState {
+	return []StreamState{StateStarting, StateRunning, StateDegraded, StateEnded, StateFailed}
+}
+
+// Retry is the schedule of a stream whose source could not be opened: it is tried again with
+// backoff until it opens or is removed.
+type Retry struct {
+	// Attempts counts the failed attempts so far.
+	Attempts int
+	// Next is when the next attempt starts (zero once stopped: the app is stopping).
+	Next time.Time
+	// Initial and Max are the backoff: Initial after the first failure, doubling up to Max.
+	Initial, Max time.Duration
+}
+
+// Overload is a running stream's inference drops over the degraded window.
+type Overload struct {
+	// Degraded is true while the share of dropped frames is over the threshold.
+	Degraded bool
+	// Ratio is the share of decoded frames dropped (queue_full) over the last Window.
+	Ratio  float64
+	Window time.Duration
+	// Changes counts the times the stream went degraded; DegradedFor sums the time it was.
+	Changes     int
+	DegradedFor time.Duration
+}
 
 // StreamInfo is a snapshot of one stream.
 type StreamInfo struct {
@@ -117,6 +146,10 @@ type StreamInfo struct {
 	Device int
 	// Scene are the zone and line figures (occupancy, crossings, events); nil with tracker: none.
 	Scene *analytics.Metrics
+	// Retry is set for a stream whose source could not be opened (Err says why).
+	Retry *Retry
+	// Overload is the drop share of a stream that runs; nil before the first window.
+	Overload *Overload
 }
 
 // State derives the stream's life stage.
@@ -128,6 +161,8 @@ func (s *StreamInfo) State() StreamState {
 		return StateEnded
 	case s.Counters.AccessUnits == 0:
 		return StateStarting
+	case s.Overload != nil && s.Overload.Degraded:
+		return StateDegraded
 	}
 	return StateRunning
 }
@@ -145,6 +180,19 @@ func (c *StreamCounters) DroppedTotal() int64 {
 	var n int64
 	for _, v := range c.Dropped {
 		n += v
+	}
+	return n
+}
+
+// NotAnalysed counts the decoded frames that reached no result for another reason than being
+// skipped on purpose (interval, max_fps): inference behind, decode and inference errors,
+// shutdown.
+func (c *StreamCounters) NotAnalysed() int64 {
+	var n int64
+	for r, v := range c.Dropped {
+		if !DropReason(r).Shed() {
+			n += v
+		}
 	}
 	return n
 }

@@ -33,6 +33,9 @@ func openStream(s *config.Stream, _ source.Policy) (source.Source, error) {
 		return nil, err
 	}
 	g.Logger, g.Name = slog.Default().With("stream", s.ID), s.ID
+	if g.SSRC != 0 {
+		g.Logger = g.Logger.With("ssrc", fmt.Sprintf("%010d", g.SSRC)) // as GB/T 28181-2016 Annex F writes it
+	}
 	if err := g.Init(); err != nil {
 		return nil, err
 	}

@@ -82,7 +82,8 @@ type Source struct {
 	QueueSize int
 	// Name is the stream's id, for messages (a port clash names the stream holding it).
 	Name string
-	// Logger receives connection events; nil means slog.Default().
+	// Logger receives connection events; nil means slog.Default(). It names the configured SSRC
+	// itself where there is one (the receiver logs the senders' as sender_ssrc).
 	Logger *slog.Logger
 
 	stats  live.Counters
@@ -127,7 +128,7 @@ func (s *Source) Init() error {
 	if s.Logger == nil {
 		s.Logger = slog.Default()
 	}
-	s.Logger = s.Logger.With("source", "gb28181", "transport", s.Transport, "ssrc", s.SSRC)
+	s.Logger = s.Logger.With("source", "gb28181", "transport", s.Transport) // ssrc: the creator's (kind.go, the platform's channel)
 	s.health.Waiting(s.Transport + " " + s.ListenAddr + s.RemoteAddr)
 	s.clock = timestamp.Clock{Rate: rtp.ClockRate, MaxJump: s.MaxJump}
 	if err := s.clock.Init(); err != nil {

@@ -196,7 +196,7 @@ func (r *Receiver) foreign(ssrc uint32, from netip.AddrPort, now time.Time, why 
 		if why == "" {
 			why = "not the configured SSRC or sender"
 		}
-		attrs := []any{"ssrc", fmt.Sprintf("0x%08x", ssrc), "from", from.String(), "why", why, "foreign_packets", r.Stats.Foreign.Load()}
+		attrs := []any{"sender_ssrc", fmt.Sprintf("0x%08x", ssrc), "from", from.String(), "why", why, "foreign_packets", r.Stats.Foreign.Load()}
 		if r.locked {
 			attrs = append(attrs, "locked_ssrc", fmt.Sprintf("0x%08x", r.ssrc), "locked_from", r.from.String())
 		}
@@ -209,8 +209,8 @@ func (r *Receiver) foreign(ssrc uint32, from netip.AddrPort, now time.Time, why 
 
 func (r *Receiver) lock(ssrc uint32, from netip.AddrPort, now time.Time) {
 	if r.everLock {
-		changed := []any{"ssrc", fmt.Sprintf("0x%08x", ssrc), "from", from.String(),
-			"old_ssrc", fmt.Sprintf("0x%08x", r.ssrc), "old_from", r.from.String(), "silent_for", now.Sub(r.lastSeen).Round(time.Millisecond)}
+		changed := []any{"sender_ssrc", fmt.Sprintf("0x%08x", ssrc), "from", from.String(),
+			"old_sender_ssrc", fmt.Sprintf("0x%08x", r.ssrc), "old_from", r.from.String(), "silent_for", now.Sub(r.lastSeen).Round(time.Millisecond)}
 		if ssrc != r.ssrc {
 			r.Stats.SSRCChanges.Add(1)
 		}
@@ -226,7 +226,7 @@ func (r *Receiver) lock(ssrc uint32, from netip.AddrPort, now time.Time) {
 		}
 		r.reorder.Drain(r.Release)
 	} else {
-		r.Logger.Info("RTP sender", "ssrc", fmt.Sprintf("0x%08x", ssrc), "from", from.String())
+		r.Logger.Info("RTP sender", "sender_ssrc", fmt.Sprintf("0x%08x", ssrc), "from", from.String())
 		r.firstAddr = from.Addr().Unmap()
 	}
 	r.locked, r.everLock = true, true

@@ -49,7 +49,7 @@ func TestWrongSSRC(t *testing.T) {
 		!strings.Contains(st.Hint, snd.Addr().String()) {
 		t.Fatalf("stats %+v", st)
 	}
-	if n := strings.Count(logs.String(), "unexpected sender"); n != 1 || !strings.Contains(logs.String(), "ssrc=0x00002222") {
+	if n := strings.Count(logs.String(), "unexpected sender"); n != 1 || !strings.Contains(logs.String(), "sender_ssrc=0x00002222") {
 		t.Fatalf("logged %d times:\n%s", n, logs.String())
 	}
 }
