@@ -150,6 +150,7 @@ func (a *App) AddStream(s config.Stream) error { return a.addStream(s, nil) }
 func (a *App) AddRemoteStream(s config.Stream) error { return a.addStream(s, a.limits.roots) }
 
 func (a *App) addStream(s config.Stream, roots []string) error {
+	s.Activity = s.Activity.Over(a.Config.Activity)
 	if err := a.Config.CheckStream(&s); err != nil {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}

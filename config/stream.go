@@ -46,6 +46,9 @@ type Stream struct {
 	GPU *int `yaml:"gpu,omitempty" json:"gpu,omitempty"`
 	// Tracker configures the multi-object tracker (on by default; `tracker: none` turns it off).
 	Tracker *Tracker `yaml:"tracker,omitempty" json:"tracker,omitempty"`
+	// Activity gates the stream's inference and decoding on its scene's activity
+	// (config/activity.go, docs/activity.md); nil: the configuration's defaults (off).
+	Activity *Activity `yaml:"activity,omitempty" json:"activity,omitempty"`
 	// Scene declares zones and lines (zones:, lines:, track_events:, retention:), whose events
 	// the stream reports (package analytics).
 	analytics.Config `yaml:",inline"`
@@ -92,7 +95,7 @@ func (s *Stream) Validate() error {
 	if s.MaxFPS != 0 && !(s.MaxFPS >= MinMaxFPS && s.MaxFPS <= MaxMaxFPS) {
 		errs = append(errs, fmt.Errorf("max_fps %v: %w", s.MaxFPS, ErrMaxFPS))
 	}
-	errs = append(errs, s.Tracker.Validate())
+	errs = append(errs, s.Tracker.Validate(), s.Activity.Validate())
 	if !s.Tracker.Enabled() && (len(s.Zones) > 0 || len(s.Lines) > 0 || s.TrackEvents) {
 		errs = append(errs, errors.New("zones, lines and track events need the tracker (remove tracker: none)"))
 	}

@@ -875,7 +875,8 @@ function renderStreams() {
       c.dataset.stream = s.id;
       c.innerHTML = `<img alt=""><div><div class="name"><i class="dot"></i><span></span></div>
         <div class="src mono"></div><div class="nums"><span><b class="fps"></b> fps</span>
-        <span><b class="lat"></b> ms</span><span><b class="drop"></b> drops</span></div></div>
+        <span><b class="lat"></b> ms</span><span><b class="drop"></b> drops</span>
+        <span class="act" hidden></span></div></div>
         <button class="rm" title="Remove stream" aria-label="Remove stream">×</button>`;
       c.addEventListener("click", () => select(s.id));
       c.querySelector(".rm").addEventListener("click", (ev) => { ev.stopPropagation(); removeStream(s.id); });
@@ -894,6 +895,7 @@ function renderStreams() {
     c.querySelector(".fps").textContent = fmt(s.inferred_fps);
     c.querySelector(".lat").textContent = fmt(s.latency_ms, 0);
     c.querySelector(".drop").textContent = dropsOf(s) - (s.dropped.interval || 0) - (s.dropped.fps_cap || 0);
+    renderActivity(c.querySelector(".act"), s.activity_state);
     const img = c.querySelector("img");
     const now = Date.now();
     if (s.decoded > 0 && (!img.dataset.t || now - Number(img.dataset.t) > 3000)) {
@@ -909,6 +911,17 @@ function renderStreams() {
   $("#total-streams").textContent = active;
   $("#total-streams-label").textContent = active === 1 ? "stream" : "streams";
   $("#total-fps").textContent = fmt(state.streams.reduce((a, s) => a + (s.inferred_fps || 0), 0));
+}
+
+// renderActivity shows a gated stream's activity state (full, gated, idle: docs/activity.md),
+// its motion and the frames the gate spared; hidden for a stream without gating.
+function renderActivity(el, a) {
+  el.hidden = !a;
+  if (!a) return;
+  el.dataset.state = a.state;
+  el.textContent = `${a.state} · motion ${fmt(100 * a.motion_fraction, 1)}% · ${a.frames_gated} gated`;
+  el.title = a.idle_off ? `idle decoding off: ${a.idle_off}` :
+    `${a.mode}: ${a.wakes} wakes, ${a.key_frame_probes} key frames probed while idle`;
 }
 
 function stateClass(st) {

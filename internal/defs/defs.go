@@ -117,6 +117,8 @@ type StreamInfo struct {
 	Device int
 	// Scene are the zone and line figures (occupancy, crossings, events); nil with tracker: none.
 	Scene *analytics.Metrics
+	// Activity is the stream's activity gate (docs/activity.md); nil when gating is off.
+	Activity *Activity
 }
 
 // State derives the stream's life stage.
