@@ -166,6 +166,7 @@ func (a *App) addStream(s config.Stream, roots []string) error {
 		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
 			d := &codec.Decoder{Codec: c, Name: "stream " + id, OutputCorrupt: s.Concealed == config.ConcealedInfer,
 				Frames: a.decoderFrames(s.Model), ReorderPTS: src.Info().PTSInDecodeOrder}
+			d.SkipNonRef = s.SkipNonRef && !d.ReorderPTS // raw Annex-B files: stamps in decoding order
 			if err := d.Init(); err != nil {
 				return nil, err
 			}
