@@ -66,3 +66,29 @@ func TestActivityInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestActivitySampleConfig: configs/activity.yaml loads, with idle decoding on its stream.
+func TestActivitySampleConfig(t *testing.T) {
+	c, err := Load("../configs/activity.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Streams[0].Activity.Over(c.Activity); a.Mode != ActivityIdle || len(c.Streams[0].Zones) != 1 || len(c.Streams[0].Lines) != 1 {
+		t.Fatalf("%+v", c.Streams[0])
+	}
+}
+
+// TestSkipNonRefValidate: skip_nonref only with interval > 1 or max_fps, on the FFmpeg decoder.
+func TestSkipNonRefValidate(t *testing.T) {
+	for doc, ok := range map[string]bool{
+		"{id: a, source: a.mp4, model: m, skip_nonref: true}":                             false,
+		"{id: a, source: a.mp4, model: m, skip_nonref: true, interval: 3}":                true,
+		"{id: a, source: a.mp4, model: m, skip_nonref: true, max_fps: 5}":                 true,
+		"{id: a, source: a.mp4, model: m, skip_nonref: true, max_fps: 5, decoder: nvdec}": false,
+	} {
+		_, err := Parse([]byte("models: [{name: m, path: m.onnx}]\nstreams: [" + doc + "]\n"))
+		if (err == nil) != ok || err != nil && !strings.Contains(err.Error(), "skip_nonref") {
+			t.Errorf("%s: %v", doc, err)
+		}
+	}
+}
