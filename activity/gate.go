@@ -205,7 +205,7 @@ func (g *Gate) Probed(au *media.AccessUnit) (burst []media.AccessUnit, woke bool
 	}
 	held, cut := g.gop.reset()
 	if held > 0 {
-		g.gated.Add(int64(held-1+cut) + 0) // the held units were never decoded (the key was probed)
+		g.gated.Add(int64(held - 1 + cut)) // the held units after the probed key were never decoded
 	}
 	g.gop.add(au)
 	return nil, false

@@ -14,7 +14,10 @@ import (
 
 // stillClip encodes a still, empty scene (a flat gray picture with a faint pattern) with FFmpeg:
 // 320×240, 10 fps, a key frame every second.
-func stillClip(t *testing.T, seconds int) string {
+func stillClip(t *testing.T, seconds int) string { return stillClipGOP(t, seconds, 10) }
+
+// stillClipGOP is stillClip with a key frame every gop frames.
+func stillClipGOP(t *testing.T, seconds, gop int) string {
 	t.Helper()
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skip("ffmpeg not installed (scripts/setup.sh installs it)")
@@ -22,7 +25,7 @@ func stillClip(t *testing.T, seconds int) string {
 	dst := filepath.Join(t.TempDir(), "still.mp4")
 	out, err := exec.Command("ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i",
 		"color=c=0x808080:s=320x240:r=10", "-t", strconv.Itoa(seconds),
-		"-c:v", "libx264", "-g", "10", "-pix_fmt", "yuv420p", dst).CombinedOutput()
+		"-c:v", "libx264", "-g", strconv.Itoa(gop), "-keyint_min", strconv.Itoa(gop), "-sc_threshold", "0", "-pix_fmt", "yuv420p", dst).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ffmpeg: %v\n%s", err, out)
 	}
@@ -90,5 +93,30 @@ func TestActivityAPI(t *testing.T) {
 	b := e.want("POST", "/api/streams", `{"id":"bad","source":"`+clip+`","model":"yolox","activity":{"mode":"gate","refresh":"10ms"}}`, 400, nil)
 	if !strings.Contains(string(b), "activity.refresh") {
 		t.Fatalf("bad settings: %s, want the field named", b)
+	}
+}
+
+// TestActivityLongGOP: a stream whose GOP (6 s) is longer than max_gop (4 s) never goes idle:
+// it decodes every frame and activity_state.idle_off says why.
+func TestActivityLongGOP(t *testing.T) {
+	clip := stillClipGOP(t, 20, 60)
+	e := start(t, "")
+	if err := e.app.AddStream(config.Stream{ID: "long", Source: clip, Model: "yolox",
+		Activity: &config.Activity{Mode: config.ActivityIdle, IdleAfter: config.Duration(time.Second)}}); err != nil {
+		t.Fatal(err)
+	}
+	var v api.StreamView
+	for end := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		e.want("GET", "/api/streams/long", "", 200, &v)
+		if v.State == "ended" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("stream not ended: %+v", v)
+		}
+	}
+	a := v.ActivityState
+	if a == nil || !strings.Contains(a.IdleOff, "max_gop") || a.KeyFrameProbes != 0 || a.GOPSeconds != 6 || v.Decoded != 200 {
+		t.Fatalf("decoded %d, activity %+v: want every frame decoded, a 6 s GOP and idle_off naming max_gop", v.Decoded, a)
 	}
 }
