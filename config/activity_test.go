@@ -92,3 +92,11 @@ func TestSkipNonRefValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestActivityNVDEC: gating is refused on an nvdec stream, naming the field.
+func TestActivityNVDEC(t *testing.T) {
+	_, err := Parse([]byte("models: [{name: m, path: m.onnx}]\nstreams: [{id: a, source: a.mp4, model: m, decoder: nvdec, activity: {mode: gate}}]\n"))
+	if err == nil || !strings.Contains(err.Error(), "activity.mode") {
+		t.Fatalf("%v", err)
+	}
+}

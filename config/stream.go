@@ -100,7 +100,7 @@ func (s *Stream) Validate() error {
 	if s.MaxFPS != 0 && !(s.MaxFPS >= MinMaxFPS && s.MaxFPS <= MaxMaxFPS) {
 		errs = append(errs, fmt.Errorf("max_fps %v: %w", s.MaxFPS, ErrMaxFPS))
 	}
-	errs = append(errs, s.Tracker.Validate(), s.Activity.Validate(), s.checkSkipNonRef())
+	errs = append(errs, s.Tracker.Validate(), s.Activity.Validate(), s.checkSkipNonRef(), s.checkActivity())
 	if !s.Tracker.Enabled() && (len(s.Zones) > 0 || len(s.Lines) > 0 || s.TrackEvents) {
 		errs = append(errs, errors.New("zones, lines and track events need the tracker (remove tracker: none)"))
 	}
