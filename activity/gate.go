@@ -201,6 +201,7 @@ func (g *Gate) Probed(au *media.AccessUnit) (burst []media.AccessUnit, woke bool
 	if g.wakePending {
 		g.wakePending = false
 		g.wake(au.PTS)
+		g.skipToKey = false // the key frame that woke the stream is decoded next
 		return g.Burst(), true
 	}
 	held, cut := g.gop.reset()
@@ -224,6 +225,19 @@ func (g *Gate) wake(pts time.Duration) {
 		g.skipToKey = true
 	}
 	g.burstStart = time.Now()
+}
+
+// DecodeWaking reports whether the access unit that woke the stream (Admit's Wake) is decoded
+// after the burst: not when the burst was cut and it is not a key frame (the units it needs
+// are lost; counted as cut), and then neither are the units up to the next key frame.
+func (g *Gate) DecodeWaking(au *media.AccessUnit) bool {
+	if !g.skipToKey || au.Key {
+		g.skipToKey = false
+		return true
+	}
+	g.gated.Add(1)
+	g.cut.Add(1)
+	return false
 }
 
 // Burst returns the held access units to decode after a wake, in decoding order, borrowed

@@ -105,6 +105,9 @@ func (s *sim) run(from, to time.Duration) {
 			s.burst(burst)
 		case Wake:
 			s.burst(s.g.Burst())
+			if !s.g.DecodeWaking(au) {
+				continue
+			}
 		}
 		s.decode(au)
 	}
@@ -242,6 +245,28 @@ func TestGateBurstCut(t *testing.T) {
 	a := s.g.Snapshot("idle")
 	if a.Wakes != 1 || a.Cut == 0 || a.BurstUnits != 3 {
 		t.Fatalf("snapshot %+v: want a wake whose burst of 10 was cut to 3", a)
+	}
+	// the key frame that woke the stream and its GOP are decoded and analysed
+	if n := s.inferredIn(31*time.Second, 33*time.Second); n != 20 {
+		t.Fatalf("inferred %d of the 20 moving frames from the waking key frame on: %v", n, s.inferred)
+	}
+}
+
+// TestGateWakeUpAfterCut: a wake call in the middle of a GOP whose units were cut decodes what
+// was held, then nothing until the next key frame (the units in between cannot be decoded).
+func TestGateWakeUpAfterCut(t *testing.T) {
+	set := settings(true)
+	set.GOPBytes = 64 << 10
+	s := newSim(t, set, clip{gop: time.Second, size: 20 << 10})
+	s.run(0, 25*time.Second+500*time.Millisecond)
+	if st := s.g.State(); st != defs.ActivityIdle {
+		t.Fatalf("state %v, want idle", st)
+	}
+	s.g.WakeUp()
+	before := s.decoded
+	s.run(25*time.Second+500*time.Millisecond, 27*time.Second)
+	if a := s.g.Snapshot("idle"); a.Wakes != 1 || a.BurstUnits != 3 || s.decoded-before != 13 {
+		t.Fatalf("decoded %d after the wake call, snapshot %+v; want the 3 held, then the 10 from the next key frame", s.decoded-before, a)
 	}
 }
 

@@ -212,6 +212,9 @@ func (s *stream) gatedDecode(ctx context.Context, au *media.AccessUnit, emit fun
 		if err := s.burst(ctx, g.Burst(), emit); err != nil {
 			return err
 		}
+		if !g.DecodeWaking(au) {
+			return nil
+		}
 	}
 	return s.decode(ctx, au, emit)
 }
