@@ -32,6 +32,21 @@ func stillClipGOP(t *testing.T, seconds, gop int) string {
 	return dst
 }
 
+// movingClip encodes 20 s of FFmpeg's moving test pattern (testsrc2), 320×240 at 10 fps.
+func movingClip(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg not installed (scripts/setup.sh installs it)")
+	}
+	dst := filepath.Join(t.TempDir(), "moving.mp4")
+	out, err := exec.Command("ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=10", "-t", "20",
+		"-c:v", "libx264", "-g", "10", "-pix_fmt", "yuv420p", dst).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, out)
+	}
+	return dst
+}
+
 // TestActivityAPI: a gated stream's state, motion and gated frames are in GET /api/streams/{id}
 // and /metrics; a still scene goes idle (key frames only) and a wake call wakes it; a stream
 // without gating has no activity_state and refuses a wake; bad settings are refused naming the

@@ -53,3 +53,32 @@ func TestWebActivity(t *testing.T) {
 	shoot(t, ctx, "web-activity.png")
 	noCSPViolations(t, ctx)
 }
+
+// TestWebMotionBoxes: the live view of a gated stream with motion outlines its motion regions
+// (activity_state.motion_boxes) on the frame.
+func TestWebMotionBoxes(t *testing.T) {
+	ctx := browser(t, 3*time.Minute)
+	clip := movingClip(t)
+	e := start(t, "")
+	if err := e.app.AddStream(config.Stream{ID: "moving", Source: clip, Model: "yolox", Loop: true, Realtime: true,
+		Activity: &config.Activity{Mode: config.ActivityGate}}); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx,
+		watchCSP(),
+		chromedp.Navigate(e.url+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.stream[data-stream="moving"]`)),
+		chromedp.Click(chromedp.CSS(`.stream[data-stream="moving"]`)),
+	)
+	if err != nil {
+		t.Fatalf("page load: %v", err)
+	}
+	n, err := chromedp.Run(ctx, chromedp.Poll[int](`+(document.querySelector('#canvas').dataset.motion || 0)`,
+		chromedp.WithPollingTimeout(90*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)))
+	if err != nil || n == 0 {
+		shoot(t, ctx, "web-motion-failed.png")
+		t.Fatalf("no motion box drawn: %d, %v", n, err)
+	}
+	shoot(t, ctx, "web-motion.png")
+	noCSPViolations(t, ctx)
+}

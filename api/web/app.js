@@ -225,6 +225,19 @@ function draw(bmp, r, frame, pts) {
     const t = d.track_id != null && trails.get(d.track_id);
     if (t && t.length > 1) drawTrail(t, trackColor(d.track_id), k);
   }
+  // a gated stream's motion regions (activity_state.motion_boxes, of the last frame checked):
+  // thin dashed outlines under the detections
+  const act = (state.streams.find((x) => x.id === state.selected) || {}).activity_state;
+  const motion = act ? act.motion_boxes || [] : [];
+  if (motion.length) {
+    ctx.save();
+    ctx.setLineDash([6 * k, 4 * k]);
+    ctx.lineWidth = Math.max(1, Math.round(1.5 * k));
+    ctx.strokeStyle = "rgba(255, 255, 255, 0.75)";
+    for (const [x0, y0, x1, y1] of motion) ctx.strokeRect(x0, y0, x1 - x0, y1 - y0);
+    ctx.restore();
+  }
+  canvas.dataset.motion = String(motion.length);
   ctx.lineWidth = Math.max(2, Math.round(2 * k));
   ctx.font = `600 ${fontPx}px system-ui, -apple-system, "Segoe UI", sans-serif`;
   ctx.textBaseline = "top";
