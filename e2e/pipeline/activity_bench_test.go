@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -8,9 +9,13 @@ import (
 	"time"
 
 	"github.com/vinfer/vinfer/app"
+	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/internal/apptest"
+	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/sink"
+	"github.com/vinfer/vinfer/source/file"
 )
 
 // tenthActiveClip makes a 60 s camera that is active 10 % of the time: 54 s of the sample's
@@ -125,4 +130,61 @@ func BenchmarkActivityCPU(b *testing.B) {
 		b.ReportMetric(float64(r.burst)/float64(r.wakes), "burst-units/wake")
 		b.ReportMetric(float64(r.burstNS)/1e6/float64(r.wakes), "burst-ms/wake")
 	}
+}
+
+// BenchmarkWakeBurst is the decoding part of a wake: an idle stream's decoder has just decoded a
+// key frame alone and been drained (the probe); the wake decodes the GOP held since that key
+// frame (the sample's first GOP: 10 access units of 768×432 H.264 with B-frames) and drains.
+// Reported per burst (ns/op) and per access unit; the frames are released at once (no motion
+// check, no inference).
+//
+//	nice go test -run XXX -bench WakeBurst -count 5 ./e2e/pipeline/
+func BenchmarkWakeBurst(b *testing.B) {
+	src := &file.Source{Path: filepath.Join(assets(b), "videos", "one-by-one-person-detection.mp4")}
+	if err := src.Init(); err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	ctx := context.Background()
+	var gop []media.AccessUnit
+	for {
+		au, err := src.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if au.Key && len(gop) > 0 {
+			break
+		}
+		c := *au
+		c.Data = append([]byte(nil), au.Data...)
+		gop = append(gop, c)
+	}
+	d := &codec.Decoder{Codec: src.Info().Codec}
+	if err := d.Init(); err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	frames := 0
+	emit := func(f *frame.Frame) error { frames++; f.Release(); return nil }
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		d.Decode(ctx, &gop[0], emit) // the probe: the key frame alone, drained
+		d.Flush(ctx, emit)
+		frames = 0
+		b.StartTimer()
+		for j := range gop {
+			if err := d.Decode(ctx, &gop[j], emit); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := d.Flush(ctx, emit); err != nil {
+			b.Fatal(err)
+		}
+		if frames != len(gop) {
+			b.Fatalf("burst of %d access units gave %d frames", len(gop), frames)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(gop))/1e6, "ms/unit")
+	b.ReportMetric(float64(len(gop)), "units/burst")
 }
