@@ -67,12 +67,13 @@ var routeAccess = map[string]map[string]access{
 	"/api/streams/{id}":               {"GET": {ScopeViewer, pathID}, "DELETE": {ScopeOperator, pathID}},
 	"/api/streams/{id}/snapshot.jpg":  {"GET": {ScopeViewer, pathID}},
 	"/api/streams/{id}/scene":         {"GET": {ScopeViewer, pathID}, "PUT": {ScopeOperator, pathID}},
+	"/api/streams/{id}/wake":          {"POST": {ScopeOperator, pathID}},
 	"/api/cluster":                    {"GET": {ScopeAdmin, notPerStream}},
 	"/api/models":                     {"GET": {ScopeViewer, notPerStream}},
 	"/api/models/{name}":              {"GET": {ScopeViewer, notPerStream}},
 	"/api/models/{name}/reload":       {"POST": {ScopeAdmin, notPerStream}},
 	"/api/gb28181/devices":            {"GET": {ScopeViewer, notPerStream}},
-	"/api/sinks":                      {"GET": {ScopeViewer, notPerStream}}, // the sinks' state (api/sinks.go, where merged)
+	"/api/sinks":                      {"GET": {ScopeViewer, notPerStream}}, // the sinks' state
 	"/api/events":                     {"GET": {ScopeViewer, queryStream}},
 	"/api/ws":                         {"GET": {ScopeViewer, queryStream}},
 	"/api/evidence":                   {"GET": {ScopeViewer, queryStream}},

@@ -12,6 +12,7 @@
 //	POST   /api/streams                      add a stream: a config.Stream, {"id","source","model",...} as in the config file
 //	GET    /api/streams/{id}                 one stream
 //	DELETE /api/streams/{id}                 stop and remove a stream
+//	POST   /api/streams/{id}/wake            a gated stream analyses every frame again (an idle one decodes its held GOP first)
 //	GET    /api/streams/{id}/scene           zones and lines with their live counts
 //	PUT    /api/streams/{id}/scene           replace zones and lines: {"zones":[…],"lines":[…]} (applied at the next frame)
 //	GET    /api/streams/{id}/snapshot.jpg    latest frame, boxes and labels drawn (?boxes=0, ?width=N, ?quality=Q, ?wait=0)
@@ -254,6 +255,7 @@ func (s *Server) routes() http.Handler {
 	api("/api/streams", methods{"GET": s.listStreams, "POST": s.addStream}.serve)
 	api("/api/streams/{id}", methods{"GET": s.clustered(s.getStream), "DELETE": s.deleteStream}.serve)
 	api("/api/streams/{id}/snapshot.jpg", methods{"GET": s.clustered(s.snapshot)}.serve)
+	api("/api/streams/{id}/wake", methods{"POST": s.clustered(s.wakeStream)}.serve)
 	api("/api/streams/{id}/scene", methods{"GET": s.clustered(s.getScene), "PUT": s.clustered(s.putScene)}.serve)
 	api("/api/cluster", methods{"GET": s.clusterInfo}.serve)
 	api("/api/models", methods{"GET": s.listModels}.serve)

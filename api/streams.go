@@ -61,6 +61,8 @@ type StreamView struct {
 	Last *event `json:"last,omitempty"`
 	// SourceStats are a live source's counters (packets, loss, reconnects).
 	SourceStats *live.Stats `json:"source_stats,omitempty"`
+	// ActivityState is the stream's activity gate (docs/activity.md); absent when off.
+	ActivityState *ActivityView `json:"activity_state,omitempty"`
 }
 
 // RetryView is a failed stream's retry schedule (sources.retry).
@@ -117,6 +119,7 @@ func (s *Server) streamView(st defs.StreamInfo, rate metrics.StreamRate) StreamV
 	}
 	v.DecodedFPS, v.InferredFPS, v.DroppedFPS = round2(rate.DecodedFPS), round2(rate.InferredFPS), round2(rate.DroppedFPS)
 	v.LatencyMS = round2(float64(rate.Latency) / float64(time.Millisecond))
+	v.ActivityState = activityView(st.Activity)
 	if ev, ok := s.tracker.latest(st.Decl.ID); ok {
 		v.Last = &ev
 	}

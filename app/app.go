@@ -164,6 +164,7 @@ func (a *App) AddRemoteStream(s config.Stream) error {
 // addStream adds s; retry is set for StartStream's attempts, whose id is listed as failed
 // meanwhile. Errors met opening the source are errOpen.
 func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
+	s.Activity = s.Activity.Over(a.Config.Activity)
 	if err := a.Config.CheckStream(&s); err != nil {
 		return fmt.Errorf("stream %s: %w", s.ID, err)
 	}
@@ -179,6 +180,7 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 		NewDecoder: func(c media.Codec) (pipeline.VideoDecoder, error) {
 			d := &codec.Decoder{Codec: c, Name: "stream " + id, OutputCorrupt: s.Concealed == config.ConcealedInfer,
 				Frames: a.decoderFrames(s.Model), ReorderPTS: src.Info().PTSInDecodeOrder}
+			d.SkipNonRef = s.SkipNonRef && !d.ReorderPTS // raw Annex-B files: stamps in decoding order
 			if err := d.Init(); err != nil {
 				return nil, err
 			}

@@ -67,6 +67,10 @@ type Decoder struct {
 	// FFmpeg loses silently shifts the stamps by one frame until the next key frame
 	// (Stats.StalePTS).
 	ReorderPTS bool
+	// SkipNonRef decodes reference pictures only (FFmpeg skip_frame = AVDISCARD_NONREF): the
+	// others (most B-frames) are never decoded nor emitted, saving their decoding where they
+	// would not be inferred anyway (interval, max_fps). Not with ReorderPTS (Init fails).
+	SkipNonRef bool
 
 	cc      *astiav.CodecContext
 	pkt     *astiav.Packet
@@ -117,6 +121,9 @@ type Stats struct {
 // Init opens the decoder. It fails for a codec other than H.264/H.265 or when FFmpeg lacks
 // the decoder.
 func (d *Decoder) Init() error {
+	if d.SkipNonRef && d.ReorderPTS {
+		return errors.New("codec: SkipNonRef with ReorderPTS: the skipped pictures' stamps would shift the others'")
+	}
 	if err := ffmpeg.CheckLayout(); err != nil {
 		return err
 	}
@@ -158,6 +165,7 @@ func (d *Decoder) Init() error {
 		d.cc.SetThreadType(astiav.ThreadTypeFrame | astiav.ThreadTypeSlice)
 	}
 	d.cc.SetTimeBase(nanos)
+	ffmpeg.SetSkipNonRef(d.cc, d.SkipNonRef)
 	ffmpeg.SetPacketTimeBase(d.cc, nanos.Num(), nanos.Den())
 	if err := d.cc.Open(c, nil); err != nil {
 		d.Close()

@@ -29,6 +29,9 @@ type Config struct {
 	// Cluster makes this process a node of a cluster over NATS JetStream (config/cluster.go);
 	// nil: standalone.
 	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
+	// Activity holds the defaults of every stream's activity settings (config/activity.go);
+	// a stream's own activity: overrides them field by field.
+	Activity *Activity `yaml:"activity,omitempty" json:"activity,omitempty"`
 	// Dir is the directory relative paths are resolved against (the config file's directory).
 	Dir string `yaml:"-" json:"-"`
 }
@@ -90,6 +93,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Cluster != nil {
 		errs = append(errs, c.Cluster.Validate())
+	}
+	if c.Activity != nil {
+		errs = append(errs, c.Activity.Validate())
 	}
 	ids := map[string]bool{}
 	for i := range c.Streams {

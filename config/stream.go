@@ -39,6 +39,11 @@ type Stream struct {
 	Concealed Concealed `yaml:"concealed,omitempty" json:"concealed,omitempty"`
 	// Transport is how an RTSP source receives media.
 	Transport Transport `yaml:"transport,omitempty" json:"transport,omitempty"`
+	// SkipNonRef (skip_nonref: true) decodes reference pictures only on the FFmpeg decoder
+	// (skip_frame AVDISCARD_NONREF): non-reference pictures (most B-frames) are never decoded.
+	// Only with interval > 1 or max_fps, whose skipped frames it spares; interval then counts
+	// the pictures decoded.
+	SkipNonRef bool `yaml:"skip_nonref,omitempty" json:"skip_nonref,omitempty"`
 	// Decoder is cpu (default) or nvdec.
 	Decoder Decoder `yaml:"decoder,omitempty" json:"decoder,omitempty"`
 	// GPU is the CUDA device ordinal of an nvdec stream (after CUDA_VISIBLE_DEVICES); nil:
@@ -46,6 +51,9 @@ type Stream struct {
 	GPU *int `yaml:"gpu,omitempty" json:"gpu,omitempty"`
 	// Tracker configures the multi-object tracker (on by default; `tracker: none` turns it off).
 	Tracker *Tracker `yaml:"tracker,omitempty" json:"tracker,omitempty"`
+	// Activity gates the stream's inference and decoding on its scene's activity
+	// (config/activity.go, docs/activity.md); nil: the configuration's defaults (off).
+	Activity *Activity `yaml:"activity,omitempty" json:"activity,omitempty"`
 	// Scene declares zones and lines (zones:, lines:, track_events:, retention:), whose events
 	// the stream reports (package analytics).
 	analytics.Config `yaml:",inline"`
@@ -92,7 +100,7 @@ func (s *Stream) Validate() error {
 	if s.MaxFPS != 0 && !(s.MaxFPS >= MinMaxFPS && s.MaxFPS <= MaxMaxFPS) {
 		errs = append(errs, fmt.Errorf("max_fps %v: %w", s.MaxFPS, ErrMaxFPS))
 	}
-	errs = append(errs, s.Tracker.Validate())
+	errs = append(errs, s.Tracker.Validate(), s.Activity.Validate(), s.checkSkipNonRef(), s.checkActivity())
 	if !s.Tracker.Enabled() && (len(s.Zones) > 0 || len(s.Lines) > 0 || s.TrackEvents) {
 		errs = append(errs, errors.New("zones, lines and track events need the tracker (remove tracker: none)"))
 	}

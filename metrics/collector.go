@@ -76,6 +76,9 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range evidenceDescs {
 		ch <- d
 	}
+	for _, d := range activityDescs {
+		ch <- d
+	}
 	c.m.streamLatency.Describe(ch)
 }
 
@@ -123,6 +126,7 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(descDetections, float64(n), id, label)
 		}
 		gauge(descQueue, float64(s.Queue), id)
+		collectActivity(id, s.Activity, ch)
 		if ps := s.Pool; ps != nil {
 			gauge(descPool, float64(ps.InUse), id, "in_use")
 			gauge(descPool, float64(ps.Free), id, "free")

@@ -166,7 +166,11 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	if sc != nil {
 		sc.warn = p.log
 	}
-	st := &stream{scene: sc, cfg: cfg, ownPre: cpu, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
+	gate, err := newGate(&cfg.Stream, sc)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", cfg.ID, err)
+	}
+	st := &stream{gate: gate, watch: watchedClasses(&cfg.Stream), scene: sc, cfg: cfg, ownPre: cpu, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		torn:   make(chan struct{}),
 		policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
@@ -387,6 +391,9 @@ func (p *Pipeline) deliver(msg resultMsg) {
 	} else {
 		r.Events = r.Events[:0]
 	}
+	if g := msg.st.gate; g != nil && hasObjects(r, msg.st.scene != nil, msg.st.watch) {
+		g.Seen(r.PTS)
+	}
 	for _, s := range p.opts.Sinks {
 		if err := s.Write(r); err != nil && p.sinkErr == nil {
 			p.sinkErr = err
@@ -446,6 +453,8 @@ type StreamStatus struct {
 	// frame pool, nil before the first frame or when the decoder has none.
 	Source source.Source
 	Pool   *frame.Pool
+	// Activity is the stream's activity gate's snapshot, nil when gating is off.
+	Activity *defs.Activity
 }
 
 // Streams returns a snapshot of the streams in the order they were added.
@@ -465,7 +474,12 @@ func (p *Pipeline) Streams() []StreamStatus {
 			scene = st.scene.analyzer
 			decl.Config = scene.Set().Config() // zones and lines as changed at run time
 		}
-		out = append(out, StreamStatus{Scene: scene, ID: id, Model: st.cfg.Model, Decl: decl, Device: dev, Live: st.cfg.Source.Live(),
+		var act *defs.Activity
+		if st.gate != nil {
+			a := st.gate.Snapshot(st.cfg.Activity.Mode.String())
+			act = &a
+		}
+		out = append(out, StreamStatus{Activity: act, Scene: scene, ID: id, Model: st.cfg.Model, Decl: decl, Device: dev, Live: st.cfg.Source.Live(),
 			Ended: st.ended.Load(), Err: st.err, Queue: st.q.len(), Stats: st.stats, Started: st.stats.started,
 			Source: st.cfg.Source, Pool: st.pool.Load()})
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vinfer/vinfer/activity"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/preprocess"
@@ -103,7 +104,9 @@ type stream struct {
 	poolOf   interface{ Pool() *frame.Pool } // the decoder, when it has a frame pool
 	pool     atomic.Pointer[frame.Pool]      // its current pool (metrics)
 
-	scene *scene // tracker and zones/lines; nil with tracker: none
+	scene *scene         // tracker and zones/lines; nil with tracker: none
+	gate  *activity.Gate // activity gating (config.Activity); nil: off
+	watch watched        // gate: classes whose objects keep the stream active (nil: all)
 
 	outNext uint64      // output goroutine: seq of the next result to deliver
 	outHeld []resultMsg // output goroutine: results that came ahead of their turn
@@ -158,15 +161,74 @@ func (s *stream) loop(ctx context.Context) error {
 				return err
 			}
 		}
-		s.decStart = time.Now()
-		if err := s.dec.Decode(ctx, au, emit); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+		if s.gate != nil {
+			if err := s.gatedDecode(ctx, au, emit); err != nil {
+				return err
 			}
-			s.stats.Dropped[DropDecodeError].Add(1)
-			s.p.debugf("stream %s: %v", s.cfg.ID, err)
+			continue
+		}
+		if err := s.decode(ctx, au, emit); err != nil {
+			return err
 		}
 	}
+}
+
+// decode decodes one access unit; a decode error is counted, not returned (ctx's is).
+func (s *stream) decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
+	s.decStart = time.Now()
+	if err := s.dec.Decode(ctx, au, emit); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.stats.Dropped[DropDecodeError].Add(1)
+		s.p.debugf("stream %s: %v", s.cfg.ID, err)
+	}
+	return nil
+}
+
+// gatedDecode decodes an access unit as the stream's activity gate decides: as usual, not at
+// all (idle), alone with the decoder drained (an idle key frame), or after the held units of a
+// wake's burst.
+func (s *stream) gatedDecode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
+	g := s.gate
+	switch g.Admit(au) {
+	case activity.Hold:
+		return nil
+	case activity.Probe:
+		if err := s.decode(ctx, au, emit); err != nil {
+			return err
+		}
+		s.decStart = time.Now()
+		if err := s.dec.Flush(ctx, emit); err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		burst, woke := g.Probed(au)
+		if !woke {
+			return nil
+		}
+		if err := s.burst(ctx, burst, emit); err != nil {
+			return err
+		}
+	case activity.Wake:
+		if err := s.burst(ctx, g.Burst(), emit); err != nil {
+			return err
+		}
+		if !g.DecodeWaking(au) {
+			return nil
+		}
+	}
+	return s.decode(ctx, au, emit)
+}
+
+// burst decodes a wake's held access units, in order.
+func (s *stream) burst(ctx context.Context, units []media.AccessUnit, emit func(*frame.Frame) error) error {
+	defer s.gate.BurstDone()
+	for i := range units {
+		if err := s.decode(ctx, &units[i], emit); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *stream) openDecoder(c media.Codec) error {
@@ -199,6 +261,9 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		defer f.Release()
 		if s.cfg.Interval > 1 && f.Index%int64(s.cfg.Interval) != 0 {
 			s.stats.Dropped[DropInterval].Add(1)
+			return nil
+		}
+		if s.gate != nil && s.gate.Frame(f) != activity.Infer {
 			return nil
 		}
 		if s.cfg.MaxFPS > 0 {

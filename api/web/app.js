@@ -240,6 +240,19 @@ function draw(bmp, r, frame, pts) {
     const t = d.track_id != null && trails.get(d.track_id);
     if (t && t.length > 1) drawTrail(t, trackColor(d.track_id), k);
   }
+  // a gated stream's motion regions (activity_state.motion_boxes, of the last frame checked):
+  // thin dashed outlines under the detections
+  const act = (state.streams.find((x) => x.id === state.selected) || {}).activity_state;
+  const motion = act ? act.motion_boxes || [] : [];
+  if (motion.length) {
+    ctx.save();
+    ctx.setLineDash([6 * k, 4 * k]);
+    ctx.lineWidth = Math.max(1, Math.round(1.5 * k));
+    ctx.strokeStyle = "rgba(255, 255, 255, 0.75)";
+    for (const [x0, y0, x1, y1] of motion) ctx.strokeRect(x0, y0, x1 - x0, y1 - y0);
+    ctx.restore();
+  }
+  canvas.dataset.motion = String(motion.length);
   ctx.lineWidth = Math.max(2, Math.round(2 * k));
   ctx.font = `600 ${fontPx}px system-ui, -apple-system, "Segoe UI", sans-serif`;
   ctx.textBaseline = "top";
@@ -890,7 +903,8 @@ function renderStreams() {
       c.dataset.stream = s.id;
       c.innerHTML = `<img alt=""><div><div class="name"><i class="dot"></i><span></span></div>
         <div class="src mono"></div><div class="nums"><span><b class="fps"></b> fps</span>
-        <span><b class="lat"></b> ms</span><span><b class="drop"></b> drops</span></div></div>
+        <span><b class="lat"></b> ms</span><span><b class="drop"></b> drops</span>
+        <span class="act" hidden></span></div></div>
         <button class="rm" title="Remove stream" aria-label="Remove stream">×</button>`;
       c.addEventListener("click", () => select(s.id));
       c.querySelector(".rm").addEventListener("click", (ev) => { ev.stopPropagation(); removeStream(s.id); });
@@ -909,6 +923,7 @@ function renderStreams() {
     c.querySelector(".fps").textContent = fmt(s.inferred_fps);
     c.querySelector(".lat").textContent = fmt(s.latency_ms, 0);
     c.querySelector(".drop").textContent = dropsOf(s) - (s.dropped.interval || 0) - (s.dropped.fps_cap || 0);
+    renderActivity(c.querySelector(".act"), s.activity_state);
     const img = c.querySelector("img");
     const now = Date.now();
     if (s.decoded > 0 && (!img.dataset.t || now - Number(img.dataset.t) > 3000)) {
@@ -924,6 +939,17 @@ function renderStreams() {
   $("#total-streams").textContent = active;
   $("#total-streams-label").textContent = active === 1 ? "stream" : "streams";
   $("#total-fps").textContent = fmt(state.streams.reduce((a, s) => a + (s.inferred_fps || 0), 0));
+}
+
+// renderActivity shows a gated stream's activity state (full, gated, idle: docs/activity.md),
+// its motion and the frames the gate spared; hidden for a stream without gating.
+function renderActivity(el, a) {
+  el.hidden = !a;
+  if (!a) return;
+  el.dataset.state = a.state;
+  el.textContent = `${a.state} · motion ${fmt(100 * a.motion_fraction, 1)}% · ${a.frames_gated} gated`;
+  el.title = a.idle_off ? `idle decoding off: ${a.idle_off}` :
+    `${a.mode}: ${a.wakes} wakes, ${a.key_frame_probes} key frames probed while idle`;
 }
 
 function stateClass(st) {

@@ -150,6 +150,8 @@ type StreamInfo struct {
 	Retry *Retry
 	// Overload is the drop share of a stream that runs; nil before the first window.
 	Overload *Overload
+	// Activity is the stream's activity gate (docs/activity.md); nil when gating is off.
+	Activity *Activity
 }
 
 // State derives the stream's life stage.

@@ -72,6 +72,10 @@ static void vinfer_frame_info_get(const AVFrame *f, vinfer_frame_info *o) {
 	o->key = f->key_frame;
 }
 
+static void vinfer_set_skip_nonref(AVCodecContext *cc, int on) {
+	cc->skip_frame = on ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
+}
+
 static void vinfer_set_pkt_timebase(AVCodecContext *cc, int num, int den) {
 	cc->pkt_timebase.num = num;
 	cc->pkt_timebase.den = den;
@@ -226,6 +230,16 @@ func SendPacket(cc *astiav.CodecContext, scratch *astiav.Packet, data []byte, pt
 // SetPacketTimeBase sets cc's pkt_timebase, the unit of the timestamps given to SendPacket.
 func SetPacketTimeBase(cc *astiav.CodecContext, num, den int) {
 	C.vinfer_set_pkt_timebase(codecContext(cc), C.int(num), C.int(den))
+}
+
+// SetSkipNonRef makes cc skip non-reference pictures (skip_frame = AVDISCARD_NONREF; on false,
+// AVDISCARD_DEFAULT): they are parsed, never decoded, and never come out.
+func SetSkipNonRef(cc *astiav.CodecContext, on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	C.vinfer_set_skip_nonref(codecContext(cc), C.int(v))
 }
 
 // FrameInfo is what a decoder needs of an AVFrame, read in one cgo call.

@@ -1,0 +1,101 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vinfer/vinfer/activity"
+	"github.com/vinfer/vinfer/analytics"
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/sink"
+)
+
+// newGate makes a stream's activity gate from its declaration; nil when gating is off. An
+// object keeps the stream active for the tracker's buffer plus the scene's retention after the
+// last frame it was seen in, so tracks end as they would at full rate.
+func newGate(s *config.Stream, sc *scene) (*activity.Gate, error) {
+	a := s.Activity
+	if !a.Enabled() {
+		return nil, nil
+	}
+	refresh, idleAfter, maxGOP := a.Durations()
+	hold := time.Second
+	if sc != nil {
+		ret := time.Duration(s.Retention)
+		if ret == 0 {
+			ret = analytics.DefaultRetention
+		}
+		hold = sc.tracker.TrackBuffer + ret
+	}
+	set := activity.Settings{Idle: a.Mode == config.ActivityIdle, Refresh: refresh, IdleAfter: idleAfter,
+		MaxGOP: maxGOP, Hold: hold, GOPBytes: a.GOPBytes, MinFraction: a.MinFraction, Motion: a.Motion()}
+	if set.GOPBytes == 0 {
+		set.GOPBytes = config.DefaultGOPBytes
+	}
+	if set.MinFraction == 0 {
+		set.MinFraction = config.DefaultMinFraction
+	}
+	return activity.New(set)
+}
+
+// watched are the classes whose objects keep a gated stream active: those its zones and
+// lines count (as declared when the stream was added); all (nil map) when a zone or line
+// counts every class, with track events, or without a scene.
+type watched map[string]bool
+
+func watchedClasses(s *config.Stream) watched {
+	if s.TrackEvents || len(s.Zones)+len(s.Lines) == 0 {
+		return nil
+	}
+	w := watched{}
+	for _, z := range s.Zones {
+		if len(z.Classes) == 0 {
+			return nil
+		}
+		for _, c := range z.Classes {
+			w[c] = true
+		}
+	}
+	for _, l := range s.Lines {
+		if len(l.Classes) == 0 {
+			return nil
+		}
+		for _, c := range l.Classes {
+			w[c] = true
+		}
+	}
+	return w
+}
+
+// hasObjects reports whether a result shows objects that keep a gated stream active: tracked
+// ones of a watched class, or any such detection when the stream does not track. (A static
+// false positive of a class no zone or line counts, e.g. a screen, does not keep it awake.)
+func hasObjects(r *sink.Result, tracked bool, w watched) bool {
+	for i := range r.Detections {
+		d := &r.Detections[i]
+		if (!tracked || d.TrackID != 0) && (w == nil || w[d.Label]) {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrNotGated is returned by Wake for a stream without activity gating.
+var ErrNotGated = errors.New("the stream has no activity gating (activity.mode: off)")
+
+// Wake makes a gated stream analyse every frame again from its next access unit: an idle one
+// decodes the access units held since its last key frame first (docs/activity.md).
+func (p *Pipeline) Wake(id string) error {
+	p.mu.Lock()
+	st, ok := p.streams[id]
+	p.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("pipeline: no stream %q", id)
+	}
+	if st.gate == nil {
+		return ErrNotGated
+	}
+	st.gate.WakeUp()
+	return nil
+}
