@@ -106,7 +106,7 @@ func (s *Server) Init() error {
 	var err error
 	s.ua, err = sipgo.NewUA(sipgo.WithUserAgent(s.Config.ID), sipgo.WithUserAgentHostname(s.Config.Domain),
 		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(sipLog), sip.WithTransportLayerReadFilter(s.filter)),
-		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(sipLog)))
+		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(sipLog), sip.WithTransactionLayerUnhandledResponseHandler(s.onStrayResponse)))
 	if err != nil {
 		s.closeSockets()
 		return err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	"github.com/emiago/sipgo/sip"
 )
 
 // maxSIPLogValue bounds a string attribute of a line sipgo logs (bytes, quoted beyond it).
@@ -76,4 +78,12 @@ func boundAttr(a slog.Attr) slog.Attr {
 		return slog.String(a.Key, s)
 	}
 	return slog.String(a.Key, fmt.Sprintf("%q… (%d bytes)", s[:maxSIPLogValue], len(s)))
+}
+
+// onStrayResponse drops a SIP response that answers no transaction of the platform (a late
+// retransmission, or anyone's datagram): counted (stray_responses), logged once a minute
+// (sipgo would log each at info level).
+func (s *Server) onStrayResponse(r *sip.Response) {
+	s.Counters.StrayResponses.Add(1)
+	s.limited.log("stray_response", "SIP responses matching no transaction dropped", "status", r.StatusCode, "from", r.Source())
 }

@@ -54,3 +54,22 @@ func TestTCPGarbageLog(t *testing.T) {
 		return own.Count("failed to parse") == 2 && strings.Contains(own.String(), fmt.Sprintf("unlogged_since_last=%d", n-1))
 	})
 }
+
+// TestStrayResponses: SIP responses over UDP that answer no transaction of the platform are
+// dropped, counted (stray_responses) and logged once a minute; sipgo logged each at info.
+func TestStrayResponses(t *testing.T) {
+	t.Parallel()
+	var own testutil.LogBuffer
+	s := startServerWith(t, nil, func(s *Server) { s.Logger = slog.New(slog.NewTextHandler(&own, nil)) })
+	u := newRawUA(t, sipAddr(s))
+	const n = 200
+	for i := range n {
+		u.send(fmt.Appendf(nil, "SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bKstray%d\r\nFrom: <sip:%s@%s>;tag=1\r\n"+
+			"To: <sip:%s@%s>;tag=2\r\nCall-ID: stray%d\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n", i, testServerID, testDomain, testDevice, testDomain, i))
+		// one at a time, so that no datagram is lost to a full socket buffer
+		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("response %d counted", i), func() bool { return s.Counters.StrayResponses.Load() == uint64(i+1) })
+	}
+	if c := own.Count("SIP responses matching no transaction dropped"); c != 1 {
+		t.Fatalf("%d log lines for %d stray responses, want 1\n%s", c, n, own.String())
+	}
+}
