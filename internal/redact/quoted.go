@@ -16,7 +16,7 @@ var freeSecretKeys = []string{"password", "passwd", "pwd", "pass", "passphrase",
 // Quoted redacts credentials a message quotes that belong to no URL vinfer knows: a peer's
 // text (an RTSP reason phrase, a redirect, a broker's error) may carry another URL with user
 // information or secret parameters, or a bare password=value. Every URL in msg (scheme://…
-// up to a space or quote) with user information or parameters goes through URL; the value of
+// up to a space or quote) with user information or parameters goes through URL (a URL ends at a space, a quote, '<', '>' or '`', without the punctuation closing it); the value of
 // every key=value of freeSecretKeys outside one becomes Mark.
 func Quoted(msg string) string {
 	if strings.Contains(msg, "://") {
@@ -30,7 +30,7 @@ func Quoted(msg string) string {
 
 // endOfToken reports the bytes that end a URL or a value quoted in a message.
 func endOfToken(c byte) bool {
-	return c <= ' ' || strings.IndexByte("\"'<>`(){}|\\^,", c) >= 0
+	return c <= ' ' || strings.IndexByte("\"'<>`", c) >= 0
 }
 
 func quotedURLs(msg string) string {
@@ -49,6 +49,10 @@ func quotedURLs(msg string) string {
 		for end < len(msg) && !endOfToken(msg[end]) {
 			end++
 		}
+		// punctuation ending a sentence or closing a parenthesis stays out of the URL
+		for end > i+3 && strings.IndexByte(").,;:]}", msg[end-1]) >= 0 {
+			end--
+		}
 		tok := msg[start:end]
 		b.WriteString(msg[:start])
 		if start < i && strings.ContainsAny(tok[i-start+3:], "@?;") {
@@ -64,7 +68,7 @@ func isSchemeByte(c byte) bool {
 }
 
 // quotedPairs replaces the value of key=value (key in freeSecretKeys, any case, not preceded
-// by a letter, digit, '_' or '-') up to a space, quote, '&' or ';'.
+// by a letter, digit, '_' or '-') up to a space, quote, '&', ';', ',' or ')'.
 func quotedPairs(msg string) string {
 	var b strings.Builder
 	for {
@@ -78,7 +82,7 @@ func quotedPairs(msg string) string {
 			k--
 		}
 		end := i + 1
-		for end < len(msg) && !endOfToken(msg[end]) && msg[end] != '&' && msg[end] != ';' {
+		for end < len(msg) && !endOfToken(msg[end]) && strings.IndexByte("&;,)", msg[end]) < 0 {
 			end++
 		}
 		key, val := strings.ToLower(msg[k:i]), msg[i+1:end]

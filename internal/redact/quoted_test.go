@@ -15,6 +15,9 @@ func TestQuoted(t *testing.T) {
 		{"mytoken=abc x-token=abc", "mytoken=abc x-token=abc"},
 		{"password=REDACTED: 401", "password=REDACTED: 401"},
 		{"no url :// here", "no url :// here"},
+		{"at rtsp://admin:pa,s)s@h/x, then", "at rtsp://REDACTED@h/x, then"},
+		{"(see rtsp://u:p@h/a).", "(see rtsp://REDACTED@h/a)."},
+		{"(token=abc, password=x)", "(token=REDACTED, password=REDACTED)"},
 	} {
 		if got := Quoted(c.in); got != c.want {
 			t.Errorf("Quoted(%q)\n = %q\nwant %q", c.in, got, c.want)
