@@ -19,7 +19,8 @@ type Counters struct {
 	TCPTimeouts     atomic.Uint64 // SIP TCP connections closed: idle, or a message not complete in time
 	TCPAcceptErrors atomic.Uint64 // SIP TCP accepts failed (out of descriptors), retried
 	BadRequest      atomic.Uint64 // requests missing headers or with bad IDs (400)
-	Malformed       atomic.Uint64 // UDP datagrams that are not SIP (dropped: no Via to answer)
+	Malformed       atomic.Uint64 // UDP datagrams that are not SIP (dropped: no Via to answer), SIP TCP that does not parse (closed)
+	StrayResponses  atomic.Uint64 // SIP responses matching no transaction of the platform (dropped)
 	BadXML          atomic.Uint64 // MANSCDP bodies refused (400, 413 when too large)
 	Keepalives      atomic.Uint64
 	Catalogs        atomic.Uint64 // Catalog response parts
@@ -43,7 +44,7 @@ func (c *Counters) Map() map[string]uint64 {
 		"bad_digest": c.BadDigest.Load(), "nonce_refused": c.NonceRefused.Load(), "unknown_device": c.UnknownDevice.Load(), "registry_full": c.RegistryFull.Load(),
 		"wrong_source": c.WrongSource.Load(), "unknown_call_id": c.UnknownCallID.Load(), "tiny_datagrams": c.TinyDatagrams.Load(),
 		"tcp_refused": c.TCPRefused.Load(), "tcp_timeouts": c.TCPTimeouts.Load(), "tcp_accept_errors": c.TCPAcceptErrors.Load(),
-		"bad_request": c.BadRequest.Load(), "malformed": c.Malformed.Load(), "bad_xml": c.BadXML.Load(),
+		"bad_request": c.BadRequest.Load(), "malformed": c.Malformed.Load(), "stray_responses": c.StrayResponses.Load(), "bad_xml": c.BadXML.Load(),
 		"keepalives": c.Keepalives.Load(), "catalogs": c.Catalogs.Load(), "catalog_full": c.CatalogFull.Load(),
 		"device_infos": c.DeviceInfos.Load(), "media_status": c.MediaStatus.Load(), "offline": c.Offline.Load(),
 		"invites": c.Invites.Load(), "invite_failures": c.InviteFailures.Load(), "ssrc_mismatch": c.SSRCMismatch.Load(),

@@ -94,13 +94,13 @@ func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 	}
 	if m.CmdType == manscdp.CmdMediaStatus && m.NotifyType == manscdp.MediaStatusEnd {
 		// the session its Call-ID names only; an unknown one is counted, answered 200 still
-		s.endSession(string(*req.CallID()), req.Source(), "media status: stream ended")
+		s.endSession(string(*req.CallID()), req.Source(), req.Transport(), "media status: stream ended")
 	}
 	s.respond(req, tx, 200, "OK")
 }
 
 // onBye handles a device ending a session: its channel invites again. Only the session's
-// device, from its registered address, may end it.
+// device, from its registered address and transport, may end it.
 func (s *Server) onBye(req *sip.Request, tx sip.ServerTransaction) {
 	callID := req.CallID()
 	if callID == nil {
@@ -109,7 +109,7 @@ func (s *Server) onBye(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	}
 	s.Counters.ByesReceived.Add(1)
-	switch s.endSession(string(*callID), req.Source(), "BYE from the device") {
+	switch s.endSession(string(*callID), req.Source(), req.Transport(), "BYE from the device") {
 	case errNoSession:
 		s.respond(req, tx, 481, "Call/Transaction Does Not Exist")
 	case errWrongSource:
@@ -125,18 +125,18 @@ var (
 	errWrongSource = errors.New("not from the session's device")
 )
 
-// endSession marks the session of Call-ID callID ended, when source is its device's
-// registered address; refusals are counted (unknown_call_id, wrong_source).
-func (s *Server) endSession(callID, source, why string) error {
+// endSession marks the session of Call-ID callID ended, when source and transport are its
+// device's registered ones; refusals are counted (unknown_call_id, wrong_source).
+func (s *Server) endSession(callID, source, transport, why string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.channels {
 		if !c.hasSession(callID) {
 			continue
 		}
-		if d := s.devices[c.ch.DeviceID]; d == nil || d.addr != source {
+		if d := s.devices[c.ch.DeviceID]; d == nil || d.addr != source || d.transport != transport {
 			s.Counters.WrongSource.Add(1)
-			s.limited.log("wrong_source", "session end refused: not from the session's device", "call_id", callID, "from", source, "why", why)
+			s.limited.log("wrong_source", "session end refused: not from the session's device", "call_id", callID, "from", source, "transport", transport, "why", why)
 			return errWrongSource
 		}
 		c.endSession(why)

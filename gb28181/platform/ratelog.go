@@ -22,18 +22,25 @@ type rateLog struct {
 }
 
 func (r *rateLog) log(key, msg string, args ...any) {
+	if n, ok := r.allow(key); ok {
+		r.logger.Warn(msg, append(args, "unlogged_since_last", n)...)
+	}
+}
+
+// allow reports whether a line of kind key may be logged now, and how many of the kind went
+// unlogged since the last; a refusal is counted for the next.
+func (r *rateLog) allow(key string) (uint64, bool) {
 	now := r.now()
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.last == nil {
 		r.last, r.skipped = map[string]time.Time{}, map[string]uint64{}
 	}
 	if t, ok := r.last[key]; ok && now.Sub(t) < r.every {
 		r.skipped[key]++
-		r.mu.Unlock()
-		return
+		return 0, false
 	}
 	n := r.skipped[key]
 	r.last[key], r.skipped[key] = now, 0
-	r.mu.Unlock()
-	r.logger.Warn(msg, append(args, "unlogged_since_last", n)...)
+	return n, true
 }

@@ -101,12 +101,12 @@ func (s *Server) Init() error {
 		idle: time.Duration(s.Config.TCPIdleTimeout), msgTimeout: time.Duration(s.Config.TCPMessageTimeout), byHost: map[string]int{}}
 	host, _, _ := net.SplitHostPort(s.Config.Listen)
 	s.bindHost = host
-	sipLog := slog.New(levelFilter{s.Logger.Handler(), slog.LevelWarn}).With("sip", true)
+	sipLog := slog.New(sipLogHandler{s.Logger.Handler(), s}).With("sip", true)
 	s.parser = sip.NewParser()
 	var err error
 	s.ua, err = sipgo.NewUA(sipgo.WithUserAgent(s.Config.ID), sipgo.WithUserAgentHostname(s.Config.Domain),
 		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(sipLog), sip.WithTransportLayerReadFilter(s.filter)),
-		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(sipLog)))
+		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(sipLog), sip.WithTransactionLayerUnhandledResponseHandler(s.onStrayResponse)))
 	if err != nil {
 		s.closeSockets()
 		return err
@@ -378,22 +378,4 @@ func (s *Server) Info() defs.GB28181Info {
 	s.mu.Unlock()
 	slices.SortFunc(out.Devices, func(a, b defs.GB28181Device) int { return strings.Compare(a.ID, b.ID) })
 	return out
-}
-
-// levelFilter passes records of at least min to h (sipgo is chatty at debug and info).
-type levelFilter struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= f.min && f.Handler.Enabled(ctx, l)
-}
-
-func (f levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
-	return levelFilter{f.Handler.WithAttrs(a), f.min}
-}
-
-func (f levelFilter) WithGroup(n string) slog.Handler {
-	return levelFilter{f.Handler.WithGroup(n), f.min}
 }

@@ -202,7 +202,10 @@ func Source(raw string) string {
 // password-like query and path parameters become REDACTED wherever they still appear as values
 // (not inside a longer word: replaceValue). The user
 // name only where it is quoted as one (user:…, user@…, user=…): it may be an ordinary word.
-func Message(msg, raw string) string {
+// Credentials of other URLs the message quotes (a peer's text) go too: Quoted.
+func Message(msg, raw string) string { return Quoted(sourceMessage(msg, raw)) }
+
+func sourceMessage(msg, raw string) string {
 	if !strings.Contains(raw, "://") {
 		return msg
 	}
