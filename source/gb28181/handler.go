@@ -25,7 +25,9 @@ const mask33 = 1<<33 - 1
 // the Demuxer is flushed and the frame delivered at once. Loss degrades, it does not stop, as
 // in rtp.Depacketizer: a frame that lost packets is delivered cut at its first gap
 // (ps.Demuxer.Cut; counted as Damaged) and the decoder conceals the rest; decoding starts,
-// and resumes after a restart or a full queue, at a key frame.
+// and resumes after a restart or a full queue, at a key frame. A frame whose timestamp (PES
+// PTS, else RTP) is an outlier is delivered with media.AccessUnit.Discard: decoded as a
+// reference, not shown, so that decoded PTS never go back.
 type psDepacketizer struct {
 	clock   *timestamp.Clock
 	wall    *timestamp.Wallclock
@@ -109,14 +111,15 @@ func (p *psDepacketizer) endFrame() {
 
 // stamp returns the presentation time of the frame in progress: its PES PTS when f has one,
 // else its RTP timestamp moved by the last known difference between the two. Every frame,
-// delivered or not, goes through it, so the clock follows the stream.
-func (p *psDepacketizer) stamp(f *ps.Frame) time.Duration {
+// delivered or not, goes through it, so the clock follows the stream. outlier reports a
+// timestamp that broke the timeline alone (timestamp.EventOutlier): its PTS is a guess from
+// the arrival time, and the difference is not learnt from it.
+func (p *psDepacketizer) stamp(f *ps.Frame) (pts time.Duration, outlier bool) {
 	p.stamped = true
 	ts := p.ts
 	switch {
 	case f != nil && f.HasPTS:
 		ts = uint32(f.PTS)
-		p.offset, p.haveOffset = ts-p.ts, true
 	case p.haveOffset:
 		ts = p.ts + p.offset
 	}
@@ -127,7 +130,10 @@ func (p *psDepacketizer) stamp(f *ps.Frame) time.Duration {
 	case timestamp.EventJump:
 		p.stats.TimestampJumps.Add(1)
 	}
-	return pts
+	if f != nil && f.HasPTS && ev != timestamp.EventOutlier {
+		p.offset, p.haveOffset = ts-p.ts, true
+	}
+	return pts, ev == timestamp.EventOutlier
 }
 
 // Loss implements rtp.Handler. Loss degrades, it does not stop: delivery goes on (Push).
@@ -168,7 +174,7 @@ func (p *psDepacketizer) frame(f *ps.Frame) {
 	if !ok {
 		return
 	}
-	pts := p.stamp(f)
+	pts, outlier := p.stamp(f)
 	if (p.waitKey && !u.Key) || u.MissingParams {
 		p.stats.Dropped.Add(1)
 		return
@@ -185,7 +191,9 @@ func (p *psDepacketizer) frame(f *ps.Frame) {
 	} else {
 		dts = pts - timestamp.Duration(p.clock.Ticks()-p.dts.Next(u.NALUs, p.clock.Ticks()), rtp.ClockRate)
 	}
-	p.au = media.AccessUnit{Codec: f.Codec, Data: u.Data, PTS: pts, DTS: dts, Key: u.Key, Discontinuity: p.disc}
+	// an outlier's PTS is a guess (stamp): among B-frames its picture would come out of the
+	// decoder out of order, so it is decoded for reference only, as in rtp.Depacketizer
+	p.au = media.AccessUnit{Codec: f.Codec, Data: u.Data, PTS: pts, DTS: dts, Key: u.Key, Discontinuity: p.disc, Discard: outlier}
 	if p.wall != nil {
 		p.au.Wallclock, _ = p.wall.At(p.ts)
 	}
