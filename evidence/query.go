@@ -33,7 +33,7 @@ func (r *Recorder) EvidenceList(q defs.EvidenceQuery) ([]defs.EvidenceItem, stri
 	}
 	out := make([]defs.EvidenceItem, len(rows))
 	for i := range rows {
-		out[i] = item(&rows[i], clips[i])
+		out[i] = item(&rows[i], r.clipOf(&rows[i], clips[i]))
 	}
 	next := ""
 	if more && len(rows) > 0 {
@@ -55,7 +55,7 @@ func (r *Recorder) EvidenceItem(id string) (defs.EvidenceItem, error) {
 	if err != nil {
 		return defs.EvidenceItem{}, err
 	}
-	return item(&row, c), nil
+	return item(&row, r.clipOf(&row, c)), nil
 }
 
 // EvidenceFile opens an event's clip or snapshot (defs.Evidence). The id is parsed as a ULID
@@ -72,9 +72,10 @@ func (r *Recorder) EvidenceFile(id string, kind defs.EvidenceFileKind) (*os.File
 	if err != nil {
 		return nil, err
 	}
+	c = r.clipOf(&row, c)
 	switch {
 	case c == nil:
-		return nil, fmt.Errorf("%w: the clip is still being recorded (or was never written: the writer was behind)", defs.ErrEvidenceGone)
+		return nil, fmt.Errorf("%w: the clip is still being recorded", defs.ErrEvidenceGone)
 	case c.Gone != "":
 		return nil, fmt.Errorf("%w: %s", defs.ErrEvidenceGone, c.Gone)
 	}

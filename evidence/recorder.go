@@ -109,6 +109,7 @@ type Recorder struct {
 
 	recorded, clips, snaps, clipBytes atomic.Int64
 	failures, deleted                 counters
+	unrec                             unrecorded // clips ended whose record the index refused
 }
 
 // counters count by reason.
@@ -413,7 +414,7 @@ func (s *streamRec) complete() {
 	if len(units) > 0 {
 		s.chooseBest(c.events, units[0].PTS, c.end)
 	}
-	s.r.enqueue(job{clip: c, units: units, trunc: trunc, rec: s}, "queue_full")
+	s.r.enqueue(job{clip: c, units: units, trunc: trunc, rec: s}, FailQueue)
 }
 
 // enqueue hands j to the writer, or counts it under reason when the queue is full.
@@ -429,6 +430,9 @@ func (r *Recorder) enqueue(j job, reason string) {
 		if j.clip != nil {
 			r.failures.add(reason, 1)
 			r.Log.Warn("evidence: writer behind, clip dropped", "stream", j.clip.stream, "clip", j.clip.id.String())
+			rec := r.clipRecord(j.clip)
+			rec.Gone = why[reason]
+			r.unrec.add(rec) // the writer records it: its events do not read pending forever
 		} else {
 			r.failures.add("index_"+reason, 1)
 		}
@@ -459,6 +463,7 @@ func (r *Recorder) Close() error {
 	close(r.jobs)
 	r.qmu.Unlock()
 	<-r.done
+	r.recordUnrecorded()
 	return r.idx.close()
 }
 
@@ -475,6 +480,7 @@ func (r *Recorder) writer() {
 			}
 			r.run(j)
 		case <-tick.C:
+			r.recordUnrecorded()
 			r.store.expire()
 		case <-r.kick:
 			r.store.expire()

@@ -1,9 +1,12 @@
 package evidence
 
 import (
+	"errors"
+	"github.com/vinfer/vinfer/sink"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,7 +97,7 @@ func TestSmallFilesystemFull(t *testing.T) {
 	evs := everyFive("s")
 	feed(r, "s", units, evs, 300*time.Millisecond)
 	synced(t, r)
-	var written, failed int // a clip whose row the full disk refused stays pending: not written
+	var written, failed int // an event whose row the full disk refused is not found
 	for _, e := range evs {
 		if it, err := r.EvidenceItem(e.ID.String()); err == nil && it.HasClip {
 			written++
@@ -113,4 +116,159 @@ func TestSmallFilesystemFull(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestSmallFilesystemFullEndsItems indexes an event, then another program fills the disk (a
+// real 4 MiB tmpfs) before its clip is complete: the clip cannot be written and nothing older
+// can be deleted, and the index cannot record that either. The event's clip still ends gone
+// with the reason, through the item lookup, the list and the file alike, never pending once
+// the writer is done; the failure is counted; once the disk has room the record reaches the
+// index and survives a restart.
+func TestSmallFilesystemFullEndsItems(t *testing.T) {
+	dir := testutil.SmallFS(t, 4<<20)
+	units := readUnits(t, 20*time.Second)
+	r := newRecorder(t, dir, func(r *Recorder) { r.Pre, r.Post, r.MinFree = 2*time.Second, 2*time.Second, 64<<10 })
+	k := 0
+	for k < len(units) && units[k].PTS < 6*time.Second {
+		k++
+	}
+	feed(r, "s", units[:k], nil, 300*time.Millisecond)
+	// many events in one clip, so that the clip's index record (their ids, ~30 KB) needs more
+	// pages than the index file has free; each event is a row job: batches of fewer than the
+	// writer's queue holds (256)
+	var evs []event.Event
+	for range 5 {
+		var batch []event.Event
+		for range 200 {
+			batch = append(batch, ev("s", 5*time.Second))
+		}
+		r.Write(&sink.Result{Stream: "s", PTS: 5 * time.Second, Events: batch})
+		synced(t, r) // the rows are in the index; the clip is still open
+		evs = append(evs, batch...)
+	}
+	e := evs[0]
+	fill(t, filepath.Join(dir, "filler"))
+	feed(r, "s", units[k:], nil, 300*time.Millisecond)
+	synced(t, r)
+	it, err := r.EvidenceItem(e.ID.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _, err := r.EvidenceList(defs.EvidenceQuery{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := r.EvidenceStats()
+	t.Logf("clip %s %q; failures %v", it.Clip.State, it.Clip.Reason, st.Failures)
+	if it.Clip.State != "gone" || it.Clip.Reason == "" || it.HasClip {
+		t.Errorf("clip %s %q: want gone for the full disk", it.Clip.State, it.Clip.Reason)
+	}
+	if len(list) != len(evs) {
+		t.Errorf("%d events listed, want %d", len(list), len(evs))
+	}
+	for _, l := range list {
+		if l.Clip.State != it.Clip.State || l.Clip.Reason != it.Clip.Reason {
+			t.Fatalf("event %s listed with clip %s %q, want it as the item lookup gives it", l.ID, l.Clip.State, l.Clip.Reason)
+		}
+	}
+	if st.Failures[FailDiskFull] != 1 || st.Failures[FailIndex] == 0 {
+		t.Errorf("failures %v: want the clip counted disk_full and the refused index write counted", st.Failures)
+	}
+	// once the disk has room, the record reaches the index (at the latest at Close): after a
+	// restart the clip still reads gone with its reason
+	if err := os.Remove(filepath.Join(dir, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r = newRecorder(t, dir, nil)
+	again, err := r.EvidenceItem(e.ID.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Clip.State != it.Clip.State || again.Clip.Reason != it.Clip.Reason {
+		t.Errorf("after a restart: clip %s %q, want %s %q", again.Clip.State, again.Clip.Reason, it.Clip.State, it.Clip.Reason)
+	}
+	if _, err := r.EvidenceFile(e.ID.String(), defs.EvidenceClipFile); !errors.Is(err, defs.ErrEvidenceGone) || !strings.Contains(err.Error(), it.Clip.Reason) {
+		t.Errorf("clip file: %v, want gone with the reason", err)
+	}
+}
+
+// fill writes name until its file system is full.
+func fill(t *testing.T, name string) {
+	t.Helper()
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+}
+
+// TestQueueFullEndsItems stalls the writer on a clip file and fills its queue with the rows
+// of one clip's events: that clip, complete, is dropped because the queue is full; once the
+// writer catches up, every one of its events reads the clip gone with the reason, not pending.
+func TestQueueFullEndsItems(t *testing.T) {
+	units := readUnits(t, 10*time.Second)
+	release := make(chan struct{})
+	r := newRecorder(t, t.TempDir(), func(r *Recorder) {
+		r.Pre, r.Post, r.NewDecoder = time.Second, 100*time.Millisecond, nil
+		r.create = func(name string) (fileWriter, error) {
+			select {
+			case <-release:
+			case <-time.After(2 * time.Minute):
+			}
+			return createFile(name)
+		}
+	})
+	upto := func(pts time.Duration) int {
+		k := 0
+		for k < len(units) && units[k].PTS < pts {
+			k++
+		}
+		return k
+	}
+	k0, k1 := upto(2*time.Second), upto(4*time.Second)
+	feed(r, "s", units[:k0], []event.Event{ev("s", 500*time.Millisecond)}, 0)
+	testutil.Eventually(t, time.Minute, "the writer stalled on the first clip", func() bool { return len(r.jobs) == 0 })
+	var evs []event.Event // DefaultQueue rows: the queue is full
+	for range DefaultQueue {
+		evs = append(evs, ev("s", 3*time.Second))
+	}
+	r.Write(&sink.Result{Stream: "s", PTS: 3 * time.Second, Events: evs})
+	feed(r, "s", units[k0:k1], nil, 0) // the clip of evs is complete: dropped
+	close(release)
+	// the queue may still be full when the sync job is sent: it is dropped then, and sent again
+	testutil.Eventually(t, 2*time.Minute, "the writer caught up", func() bool {
+		ch := make(chan struct{})
+		r.enqueue(job{synced: ch}, "queue_full")
+		select {
+		case <-ch:
+			return true
+		case <-time.After(time.Second):
+			return false
+		}
+	})
+	st, _ := r.EvidenceStats()
+	if st.Failures[FailQueue] != 1 {
+		t.Fatalf("failures %v: want one clip dropped for a full queue", st.Failures)
+	}
+	for _, e := range evs {
+		it, err := r.EvidenceItem(e.ID.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.Clip.State != "gone" || it.Clip.Reason != why[FailQueue] {
+			t.Fatalf("event %s: clip %s %q, want gone for the full queue", e.ID, it.Clip.State, it.Clip.Reason)
+		}
+	}
 }

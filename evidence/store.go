@@ -27,6 +27,7 @@ const (
 	ReasonMissing   = "missing"
 	ReasonOrphan    = "orphan"
 
+	FailQueue    = "queue_full"
 	FailNoKey    = "no_keyframe"
 	FailTooLarge = "too_large"
 	FailDiskFull = "disk_full"
@@ -42,6 +43,7 @@ var why = map[string]string{
 	ReasonTotalCap:  "deleted by retention: all files reached max_bytes",
 	ReasonMinFree:   "deleted for disk space: free space fell below min_free",
 	ReasonMissing:   "file missing: removed outside vinfer",
+	FailQueue:       "not written: the writer was behind (its queue was full)",
 	FailNoKey:       "not written: no key frame buffered before the clip's end",
 	FailTooLarge:    "not written: larger than max_bytes_per_stream or max_bytes",
 	FailDiskFull:    "not written: free space below min_free and nothing older to delete",
@@ -329,11 +331,7 @@ func (r *Recorder) writeFile(path string, write func(io.Writer) error) (int64, e
 // writeClip muxes a completed clip, writes its snapshots and indexes it.
 func (r *Recorder) writeClip(j job) {
 	c := j.clip
-	rec := &Clip{ID: c.id, Stream: c.stream, Want: c.from.Seconds(), Created: r.Now().UTC(),
-		Events: make([]event.ID, len(c.events))}
-	for i := range c.events {
-		rec.Events[i] = c.events[i].id
-	}
+	rec := r.clipRecord(c)
 	fail := func(reason string, err error) {
 		r.failures.add(reason, 1)
 		rec.Gone = why[reason]
@@ -342,7 +340,7 @@ func (r *Recorder) writeClip(j job) {
 		}
 		r.Log.Warn("evidence: clip not written", "stream", c.stream, "clip", c.id.String(), "reason", rec.Gone)
 		if err := r.idx.putClip(rec, nil); err != nil {
-			r.Log.Error("evidence: index", "err", err)
+			r.unrecordable(rec, err)
 		}
 	}
 	if len(j.units) == 0 {
@@ -439,6 +437,9 @@ func (r *Recorder) writeClip(j job) {
 		s := &store{r: r, perStream: map[string]int64{}}
 		s.live = []*Clip{rec}
 		s.remove(rec, FailIndex) // no row names the files: they go
+		gone := *rec
+		gone.Path, gone.Bytes, gone.Gone = "", 0, why[FailIndex]+": "+err.Error()
+		r.unrec.add(&gone) // remove's own record may have been refused too
 		return
 	}
 	r.store.add(rec)

@@ -110,7 +110,8 @@ type EvidenceClip struct {
 	Bytes     int64   `json:"bytes"`
 	// Events are the ids of the events the clip shows.
 	Events []string `json:"events"`
-	// State is "written", "pending" (still collecting or being written) or "gone".
+	// State is "written", "pending" (still collecting or being written) or "gone" (also a
+	// clip never written: Reason says why).
 	State string `json:"state"`
 	// Reason says why a clip is gone or was never written.
 	Reason string `json:"reason,omitempty"`

@@ -42,7 +42,9 @@ var nanos = astiav.NewRational(1, int(time.Second))
 // A packet without DTS gets the previous DTS plus one frame duration (1/frame rate), one
 // without PTS its DTS: raw .h264/.h265 files have no timestamps at all, so their PTS count
 // frames in decoding order, not presentation order (with B-frames), and Info says so
-// (PTSInDecodeOrder: the decoder re-stamps the frames, codec.Decoder.ReorderPTS).
+// (PTSInDecodeOrder: the decoder re-stamps the frames, codec.Decoder.ReorderPTS). A DTS that
+// goes back (MPEG-TS segments spliced together) continues the timeline one frame after the
+// last DTS and the largest PTS, on an access unit marked Discontinuity: PTS never go back.
 //
 // Read does not allocate in steady state: AccessUnit.Data is a view of FFmpeg's packet buffer,
 // valid until the next Read or Close.
@@ -80,6 +82,7 @@ type Source struct {
 	start   int64 // stream start in tb; NoPtsValue until known
 	maxPTS  int64 // largest relative PTS of the current pass
 	lastDTS int64
+	splice  int64        // added after a DTS that went back (spliced segments), in tb; per pass
 	offset  int64        // loop offset in tb
 	passAUs int64        // access units delivered in the current pass
 	loops   atomic.Int64 // passes completed; read by Loops from any goroutine
@@ -320,6 +323,7 @@ func (s *Source) fill(p *astiav.Packet) *media.AccessUnit {
 		data = s.params.complete(data)
 	}
 	pts, dts := p.Pts(), p.Dts()
+	spliced := false
 	if s.start == astiav.NoPtsValue {
 		switch {
 		case pts != astiav.NoPtsValue:
@@ -335,13 +339,24 @@ func (s *Source) fill(p *astiav.Packet) *media.AccessUnit {
 	switch {
 	case dts != astiav.NoPtsValue:
 		dts -= s.start
+		if s.passAUs > 0 && dts+s.splice < s.lastDTS {
+			// the timestamps went back: segments spliced together (MPEG-TS files of a
+			// recorder concatenated, a camera's counter restarted). The rest follows on,
+			// one frame after the last DTS and the largest PTS, so that PTS never go back.
+			s.splice = s.lastDTS + s.frameDur - dts
+			if pts != astiav.NoPtsValue {
+				s.splice = max(s.splice, s.maxPTS+s.frameDur-(pts-s.start))
+			}
+			spliced = true
+		}
+		dts += s.splice
 	case s.passAUs == 0:
 		dts = 0
 	default:
 		dts = s.lastDTS + s.frameDur
 	}
 	if pts != astiav.NoPtsValue {
-		pts -= s.start
+		pts -= s.start - s.splice
 	} else {
 		pts = dts
 	}
@@ -353,6 +368,7 @@ func (s *Source) fill(p *astiav.Packet) *media.AccessUnit {
 	s.au.Data = data
 	s.au.Key = key
 	s.au.Discard = p.Flags().Has(astiav.PacketFlagDiscard)
+	s.au.Discontinuity = spliced
 	s.au.PTS = time.Duration(astiav.RescaleQ(pts+s.offset, s.tb, nanos))
 	s.au.DTS = time.Duration(astiav.RescaleQ(dts+s.offset, s.tb, nanos))
 	return &s.au
@@ -379,7 +395,7 @@ func (s *Source) endOfFile() error {
 		s.draining = false
 	}
 	s.offset += s.maxPTS + s.frameDur
-	s.passAUs = 0
+	s.passAUs, s.splice = 0, 0
 	s.loops.Add(1)
 	return nil
 }

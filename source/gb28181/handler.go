@@ -25,7 +25,10 @@ const mask33 = 1<<33 - 1
 // the Demuxer is flushed and the frame delivered at once. Loss degrades, it does not stop, as
 // in rtp.Depacketizer: a frame that lost packets is delivered cut at its first gap
 // (ps.Demuxer.Cut; counted as Damaged) and the decoder conceals the rest; decoding starts,
-// and resumes after a restart or a full queue, at a key frame.
+// and resumes after a restart or a full queue, at a key frame. A frame whose timestamp (PES
+// PTS, else RTP) is an outlier, and with B-frames those after a jump up to the next key
+// frame, are delivered with media.AccessUnit.Discard: decoded as a reference, not shown, so
+// that decoded PTS never go back (timestamp.Order).
 type psDepacketizer struct {
 	clock   *timestamp.Clock
 	wall    *timestamp.Wallclock
@@ -44,6 +47,7 @@ type psDepacketizer struct {
 	stamped     bool // the frame in progress went through stamp
 	lossPending bool
 	waitKey     bool
+	order       timestamp.Order // which frames are not shown (Discard)
 	disc        bool
 	started     bool
 	offset      uint32 // PES PTS - RTP timestamp, to stamp frames without PTS
@@ -109,25 +113,29 @@ func (p *psDepacketizer) endFrame() {
 
 // stamp returns the presentation time of the frame in progress: its PES PTS when f has one,
 // else its RTP timestamp moved by the last known difference between the two. Every frame,
-// delivered or not, goes through it, so the clock follows the stream.
-func (p *psDepacketizer) stamp(f *ps.Frame) time.Duration {
+// delivered or not, goes through it, so the clock follows the stream. ev tells an outlier
+// (its PTS is a guess from the arrival time, and the difference is not learnt from it) or a
+// jump.
+func (p *psDepacketizer) stamp(f *ps.Frame) (pts time.Duration, ev timestamp.Event) {
 	p.stamped = true
 	ts := p.ts
 	switch {
 	case f != nil && f.HasPTS:
 		ts = uint32(f.PTS)
-		p.offset, p.haveOffset = ts-p.ts, true
 	case p.haveOffset:
 		ts = p.ts + p.offset
 	}
-	pts, ev := p.clock.Convert(ts, p.arrival)
+	pts, ev = p.clock.Convert(ts, p.arrival)
 	switch ev {
 	case timestamp.EventOutlier:
 		p.stats.TimestampOutliers.Add(1)
 	case timestamp.EventJump:
 		p.stats.TimestampJumps.Add(1)
 	}
-	return pts
+	if f != nil && f.HasPTS && ev != timestamp.EventOutlier {
+		p.offset, p.haveOffset = ts-p.ts, true
+	}
+	return pts, ev
 }
 
 // Loss implements rtp.Handler. Loss degrades, it does not stop: delivery goes on (Push).
@@ -168,7 +176,8 @@ func (p *psDepacketizer) frame(f *ps.Frame) {
 	if !ok {
 		return
 	}
-	pts := p.stamp(f)
+	pts, ev := p.stamp(f)
+	discard := p.order.Discard(p.clock, ev, u.Key)
 	if (p.waitKey && !u.Key) || u.MissingParams {
 		p.stats.Dropped.Add(1)
 		return
@@ -185,7 +194,10 @@ func (p *psDepacketizer) frame(f *ps.Frame) {
 	} else {
 		dts = pts - timestamp.Duration(p.clock.Ticks()-p.dts.Next(u.NALUs, p.clock.Ticks()), rtp.ClockRate)
 	}
-	p.au = media.AccessUnit{Codec: f.Codec, Data: u.Data, PTS: pts, DTS: dts, Key: u.Key, Discontinuity: p.disc}
+	// an outlier's PTS is a guess (stamp), and after a jump pictures of both timelines are in
+	// the decoder: among B-frames they would come out of order, so those are decoded for
+	// reference only, as in rtp.Depacketizer (timestamp.Order)
+	p.au = media.AccessUnit{Codec: f.Codec, Data: u.Data, PTS: pts, DTS: dts, Key: u.Key, Discontinuity: p.disc, Discard: discard}
 	if p.wall != nil {
 		p.au.Wallclock, _ = p.wall.At(p.ts)
 	}

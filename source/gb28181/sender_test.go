@@ -24,6 +24,9 @@ type sender struct {
 	ts0   uint32
 	rate  float64 // times real time
 	shift int64   // added to the clip's timestamps (90 kHz)
+	// skew, when set, gives what is added to sample i's PS timestamps (SCR, PTS, DTS) and to
+	// its RTP timestamp, on top of shift (90 kHz): a device clock's outliers
+	skew  func(i int) (ps, rtp int64)
 	frame []byte
 	pkt   pionrtp.Packet
 }
@@ -35,12 +38,16 @@ func newSender(c *sourcetest.Clip, ssrc uint32, q ps.Quirks) *sender {
 // packets returns the RTP packets of sample i.
 func (s *sender) packets(i int) [][]byte {
 	smp := s.clip.Samples[i]
-	s.frame = s.mux.Frame(s.frame[:0], s.clip.AnnexB(i), smp.PTS+90000+s.shift, smp.DTS+90000+s.shift, smp.Key)
+	var psSkew, rtpSkew int64
+	if s.skew != nil {
+		psSkew, rtpSkew = s.skew(i)
+	}
+	s.frame = s.mux.Frame(s.frame[:0], s.clip.AnnexB(i), smp.PTS+90000+s.shift+psSkew, smp.DTS+90000+s.shift+psSkew, smp.Key)
 	var out [][]byte
 	for b := s.frame; len(b) > 0; {
 		n := min(len(b), 1400)
 		s.pkt = pionrtp.Packet{Header: pionrtp.Header{
-			Version: 2, PayloadType: 96, SequenceNumber: s.seq, Timestamp: s.ts0 + uint32(smp.DTS+s.shift),
+			Version: 2, PayloadType: 96, SequenceNumber: s.seq, Timestamp: s.ts0 + uint32(smp.DTS+s.shift+rtpSkew),
 			SSRC: s.ssrc, Marker: n == len(b),
 		}, Payload: b[:n]}
 		raw, err := s.pkt.Marshal()

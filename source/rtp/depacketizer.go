@@ -34,8 +34,9 @@ const ClockRate = 90000
 //     stream; key frames for which none was ever seen are dropped;
 //   - PTS comes from the RTP timestamp through Clock (wraparound, outliers, jump repair), DTS
 //     from the picture order count, Wallclock from RTCP sender reports. An outlier's access
-//     unit is delivered with media.AccessUnit.Discard: decoded as a reference, not shown, so
-//     that the decoded pictures' PTS never go back.
+//     unit, and with B-frames those after a jump up to the next key frame, are delivered
+//     with media.AccessUnit.Discard: decoded as a reference, not shown, so that the decoded
+//     pictures' PTS never go back (timestamp.Order).
 //
 // The zero value is not ready: set the fields and call Init. Not safe for concurrent use.
 type Depacketizer struct {
@@ -71,6 +72,7 @@ type Depacketizer struct {
 	damaged     bool // the access unit in progress lost packets
 	lossPending bool // Loss was called before the next packet
 	waitKey     bool
+	order       timestamp.Order // which access units are not shown (Discard)
 	disc        bool
 	started     bool // an access unit was delivered
 	spsSeen     []byte
@@ -206,6 +208,10 @@ func (d *Depacketizer) finish() {
 	if u.MissingParams {
 		d.hint(missingParamsHint[d.Codec])
 	}
+	// an outlier's PTS is a guess from its arrival, and after a jump pictures of both timelines
+	// are in the decoder: among B-frames they would come out of order, so those are decoded
+	// for reference only and never shown (timestamp.Order)
+	discard := d.order.Discard(d.Clock, ev, u.Key)
 	if (d.waitKey && !u.Key) || u.MissingParams {
 		d.Stats.Dropped.Add(1)
 		return
@@ -227,9 +233,7 @@ func (d *Depacketizer) finish() {
 		DTS:           pts - timestamp.Duration(d.Clock.Ticks()-dts, ClockRate),
 		Key:           u.Key,
 		Discontinuity: d.disc,
-		// an outlier's PTS is a guess from its arrival: among B-frames it would come out of the
-		// decoder out of order, so it is decoded for reference only and never shown
-		Discard: ev == timestamp.EventOutlier,
+		Discard:       discard,
 	}
 	if d.Wallclock != nil {
 		d.au.Wallclock, _ = d.Wallclock.At(d.ts)

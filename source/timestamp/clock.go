@@ -38,7 +38,9 @@ const (
 //     after it continue the original timeline untouched;
 //   - Sustain timestamps in a row that agree among themselves but not with the timeline are a
 //     jump: the clock re-anchors, placing the first of them after the last good one by the
-//     arrival time that passed, so the repaired timeline never goes back.
+//     arrival time that passed, so the repaired timeline never goes back; with B-frames
+//     (Reordered) late enough that the new timeline's B-frames come after every time given
+//     before. A restart is placed the same way.
 //
 // Steps smaller than MaxJump, backwards included, are kept as they are: B-frames make the
 // presentation time of consecutive access units go back and forth.
@@ -60,10 +62,13 @@ type Clock struct {
 	lastExt      int64  // its ticks since the first timestamp, on the repaired timeline
 	lastArrival  time.Time
 	cur          int64 // ticks of the last timestamp converted (an outlier's interpolation too)
+	maxExt       int64 // the largest ticks on the timeline
+	lead         int64 // the most a timestamp fell behind maxExt: the B-frame reordering span
 
 	cand        bool // timestamps off the timeline are being watched
 	candFirst   uint32
 	candLast    uint32
+	candMax     uint32    // the largest of them (serial arithmetic)
 	candArrival time.Time // arrival of candFirst
 	candN       int
 
@@ -93,7 +98,7 @@ func (c *Clock) Convert(ts uint32, arrival time.Time) (pts time.Duration, ev Eve
 		c.started = true
 		c.accept(ts, 0, arrival)
 	case c.rebase:
-		c.accept(ts, c.lastExt+c.arrivalTicks(arrival.Sub(c.lastArrival)), arrival)
+		c.accept(ts, c.after(c.lastExt+c.arrivalTicks(arrival.Sub(c.lastArrival)), 0), arrival)
 	default:
 		step := int64(int32(ts - c.last))
 		if c.near(step, arrival.Sub(c.lastArrival)) {
@@ -103,13 +108,17 @@ func (c *Clock) Convert(ts uint32, arrival time.Time) (pts time.Duration, ev Eve
 		if c.cand && c.near(int64(int32(ts-c.candLast)), 0) {
 			c.candN++
 			c.candLast = ts
+			if int32(ts-c.candMax) > 0 {
+				c.candMax = ts
+			}
 		} else {
-			c.cand, c.candFirst, c.candLast, c.candArrival, c.candN = true, ts, ts, arrival, 1
+			c.cand, c.candFirst, c.candLast, c.candMax, c.candArrival, c.candN = true, ts, ts, ts, arrival, 1
 		}
 		if c.candN >= c.Sustain {
 			// a new timeline: its first timestamp comes after the last good one by the
-			// arrival time that passed
-			first := c.lastExt + c.arrivalTicks(c.candArrival.Sub(c.lastArrival))
+			// arrival time that passed, and late enough that the B-frames still to come
+			// on it come after every presentation time given so far (after)
+			first := c.after(c.lastExt+c.arrivalTicks(c.candArrival.Sub(c.lastArrival)), int64(int32(c.candMax-c.candFirst)))
 			c.accept(ts, first+int64(int32(ts-c.candFirst)), arrival)
 			c.jumps++
 			ev = EventJump
@@ -137,7 +146,25 @@ func (c *Clock) near(step int64, elapsed time.Duration) bool {
 func (c *Clock) accept(ts uint32, ext int64, arrival time.Time) {
 	c.last, c.lastExt, c.cur, c.lastArrival = ts, ext, ext, arrival
 	c.cand = false
+	if ext >= c.maxExt {
+		c.maxExt = ext
+	} else {
+		c.lead = max(c.lead, c.maxExt-ext)
+	}
 }
+
+// after places the first timestamp of a new timeline (a jump, a restart): at ext, the
+// arrival-time placement, or later when the timestamps still to come, which may fall behind
+// the largest of the new timeline so far (ahead ticks past the first) by up to lead (B-frames),
+// would otherwise come before the largest presentation time given (maxExt). Without B-frames
+// (lead 0) it is ext.
+func (c *Clock) after(ext, ahead int64) int64 {
+	return max(ext, c.maxExt+1+c.lead-ahead)
+}
+
+// Reordered reports that timestamps went back on the timeline (B-frames): pictures come out
+// of a decoder in another order than their access units go in.
+func (c *Clock) Reordered() bool { return c.lead > 0 }
 
 // Ticks returns the position of the last converted timestamp on the repaired timeline, in Rate
 // ticks since the first one.
