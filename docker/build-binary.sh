@@ -29,10 +29,17 @@ log "building vinfer (static FFmpeg, tag vinfer_static)"
 buildlog=$(mktemp "${TMPDIR:-/tmp}/vinfer-build-binary.XXXXXX")
 # -v: the packages compiled, one a line, for progress_run (a first build compiles them all).
 # The log stays when the build fails.
+# Go's build cache keys cgo packages on PKG_CONFIG's path, not on what it answers: the answer's
+# hash goes into CGO_CFLAGS so that a static FFmpeg rebuilt or moved is never linked stale.
+flags=$(PKG_CONFIG_PATH= "$root/scripts/pkg-config-static" --cflags --libs libavcodec libavdevice libavfilter libavformat libswresample libswscale libavutil | sha256sum | cut -c1-16)
+CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -DVINFER_FFMPEG_FLAGS=$flags" \
 PKG_CONFIG=$root/scripts/pkg-config-static CGO_ENABLED=1 progress_run build-binary "$buildlog" \
   go build -v -tags vinfer_static -trimpath \
   -ldflags "-s -w -X main.version=${VERSION:-dev}" -o "$out/usr/local/bin/vinfer" ./cmd/vinfer
 rm -f "$buildlog"
+if ldd "$out/usr/local/bin/vinfer" 2>/dev/null | grep -E 'lib(av|sw)[a-z]*\.so'; then
+  log "vinfer links the system's FFmpeg, not the static build (scripts/pkg-config-static)"; exit 1
+fi
 
 lib=$out/usr/local/lib/vinfer/libonnxruntime.so.1
 if [ -n "${ORT_LIB:-}" ]; then

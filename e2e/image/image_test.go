@@ -174,6 +174,7 @@ func TestRuntimeImage(t *testing.T) {
 	script := containerScript(rootfs, mounts, df, env, argv)
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--fork", "--", "/bin/sh", "-c", script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 10 * time.Second // a process outside the group holding the output open cannot hang Wait
 	var logs testutil.LogBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	must(t, cmd.Start())
@@ -192,7 +193,7 @@ func TestRuntimeImage(t *testing.T) {
 
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	get := func(path string) (int, []byte, error) { return httpGet(base+path, token) }
-	waitFor(t, exited, 90*time.Second, "/healthz answering 200", func() bool {
+	waitFor(t, exited, 5*time.Minute, "/healthz answering 200", func() bool {
 		code, _, err := get("/healthz")
 		return err == nil && code == http.StatusOK
 	})
