@@ -398,7 +398,7 @@ func (n *Node) applyStream(e jetstream.KeyValueEntry) {
 		return
 	}
 	var r regEntry
-	if err := n.sign.open(kindStreams, e.Key(), e.Value(), &r); errors.Is(err, ErrUnsigned) {
+	if err := n.openEntry(kindStreams, e, &r); errors.Is(err, ErrUnsigned) || errors.Is(err, ErrReplayed) {
 		delete(n.streams, e.Key())
 		n.rejectedLocked(kindStreams, e.Key(), err)
 		return
@@ -417,7 +417,7 @@ func (n *Node) applyOwner(e jetstream.KeyValueEntry) {
 		return
 	}
 	var o ownerEntry
-	if err := n.sign.open(kindOwners, e.Key(), e.Value(), &o); errors.Is(err, ErrUnsigned) {
+	if err := n.openEntry(kindOwners, e, &o); errors.Is(err, ErrUnsigned) || errors.Is(err, ErrReplayed) {
 		// Kept without a node: the key is there (taken by a compare-and-set on its revision)
 		// but no node holds it.
 		n.rejectedLocked(kindOwners, e.Key(), err)
@@ -443,8 +443,8 @@ func (n *Node) applyNode(e jetstream.KeyValueEntry) {
 		return
 	}
 	var b beat
-	if err := n.sign.open(kindNodes, e.Key(), e.Value(), &b); err != nil {
-		if errors.Is(err, ErrUnsigned) {
+	if err := n.openEntry(kindNodes, e, &b); err != nil {
+		if errors.Is(err, ErrUnsigned) || errors.Is(err, ErrReplayed) {
 			n.rejectedLocked(kindNodes, e.Key(), err)
 		}
 		return

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -48,6 +49,7 @@ const (
 
 type envelope struct {
 	Body json.RawMessage `json:"body"`
+	At   int64           `json:"at"` // when sealed, Unix ms: an entry is fresh within maxSkew of it
 	MAC  string          `json:"mac"`
 }
 
@@ -67,11 +69,13 @@ func loadSecret(path string) (*signer, error) {
 	return &signer{key: b}, nil
 }
 
-func (s *signer) mac(kind, key string, body []byte) []byte {
+func (s *signer) mac(kind, key string, at int64, body []byte) []byte {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte(kind))
 	m.Write([]byte{0})
 	m.Write([]byte(key))
+	m.Write([]byte{0})
+	m.Write(strconv.AppendInt(nil, at, 10))
 	m.Write([]byte{0})
 	m.Write(body)
 	return m.Sum(nil)
@@ -83,29 +87,64 @@ func (s *signer) seal(kind, key string, v any) []byte {
 	if s == nil {
 		return body
 	}
-	out, _ := json.Marshal(envelope{Body: body, MAC: hex.EncodeToString(s.mac(kind, key, body))})
+	at := time.Now().UnixMilli()
+	out, _ := json.Marshal(envelope{Body: body, At: at, MAC: hex.EncodeToString(s.mac(kind, key, at, body))})
 	return out
 }
 
 // open decodes raw into v, checking its MAC when signing (ErrUnsigned).
 func (s *signer) open(kind, key string, raw []byte, v any) error {
+	_, err := s.openAt(kind, key, raw, v)
+	return err
+}
+
+// openAt is open, also returning when the entry was sealed (zero without signing).
+func (s *signer) openAt(kind, key string, raw []byte, v any) (time.Time, error) {
 	if s == nil {
-		return json.Unmarshal(raw, v)
+		return time.Time{}, json.Unmarshal(raw, v)
 	}
 	var e envelope
 	if err := json.Unmarshal(raw, &e); err != nil || len(e.Body) == 0 {
-		return ErrUnsigned
+		return time.Time{}, ErrUnsigned
 	}
 	got, err := hex.DecodeString(e.MAC)
-	if err != nil || !hmac.Equal(got, s.mac(kind, key, e.Body)) {
-		return ErrUnsigned
+	if err != nil || !hmac.Equal(got, s.mac(kind, key, e.At, e.Body)) {
+		return time.Time{}, ErrUnsigned
 	}
-	return json.Unmarshal(e.Body, v)
+	return time.UnixMilli(e.At), json.Unmarshal(e.Body, v)
 }
 
-// maxSkew is how far a signed heartbeat's sent_ms may be from the NATS server's stamp of it:
-// 30 s, or 5 leases when longer. With signing, node clocks must be within it.
-func (n *Node) maxSkew() time.Duration { return max(30*time.Second, 5*n.lease) }
+// stamped is a bucket entry as read: its key, value and the NATS server's stamp.
+type stamped interface {
+	Key() string
+	Value() []byte
+	Created() time.Time
+}
+
+// openEntry opens a bucket entry (open) and, when signing, refuses it as a replay
+// (ErrReplayed) when it was sealed more than maxSkew away from the NATS server's stamp of it:
+// a signed value copied and written back later (a removed stream's registry entry, another
+// node's old owner key) is not taken for a new one.
+func (n *Node) openEntry(kind string, e stamped, v any) error {
+	at, err := n.sign.openAt(kind, e.Key(), e.Value(), v)
+	if err != nil || n.sign == nil {
+		return err
+	}
+	if created := e.Created(); !created.IsZero() {
+		if off := at.Sub(created); off.Abs() > n.maxSkew() {
+			return fmt.Errorf("%w: sealed %v from the server's stamp (at most %v)", ErrReplayed, off.Round(time.Second), n.maxSkew())
+		}
+	}
+	return nil
+}
+
+// skewFloor is maxSkew's least value (tests lower it).
+var skewFloor = 30 * time.Second
+
+// maxSkew is how far a signed entry's time (a heartbeat's sent_ms, an envelope's at) may be
+// from the NATS server's stamp of it: 30 s, or 5 leases when longer. With signing, node clocks
+// must be within it.
+func (n *Node) maxSkew() time.Duration { return max(skewFloor, 5*n.lease) }
 
 // rejectedLocked counts and logs (rate-limited per key) an entry that failed to open; n.mu
 // held.

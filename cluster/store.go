@@ -213,7 +213,7 @@ func (n *Node) republishOwners(ctx context.Context) error {
 				return gerr
 			}
 			var o ownerEntry
-			if n.sign.open(kindOwners, id, e.Value(), &o) != nil || o != mine {
+			if n.openEntry(kindOwners, e, &o) != nil || o != mine {
 				n.log.Warn("cluster: another node took the stream's owner key while the store was rebuilt: stopping it here", "stream", id, "owner", o.Node)
 				n.stopLocal(id, WhyFenced)
 				n.count("fenced")

@@ -202,7 +202,8 @@ func runCmd(args []string) error {
 		a.Wait(ctx)
 	}
 	if ctx.Err() != nil {
-		log.Info("stopping: draining in-flight frames")
+		defer forceOnSignal(log)()
+		log.Info("stopping: draining in-flight frames (a second SIGINT or SIGTERM a second later ends at once)")
 	}
 	if node != nil {
 		node.Close() // hand this node's streams over before stopping them
