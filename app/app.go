@@ -285,10 +285,13 @@ func (a *App) LatestFrame(id string) *frame.Frame { return a.Pipeline.LatestFram
 
 // Stop stops every stream, drains the pipeline, closes the sinks and frees the models. It
 // returns the first sink error.
-func (a *App) Stop() error {
+func (a *App) Stop() error { return a.StopWithin(0) }
+
+// StopWithin is Stop with the frames' drain bounded (pipeline.StopWithin).
+func (a *App) StopWithin(drain time.Duration) error {
 	a.failed.stop()
 	a.overloadEnd()
-	err := a.Pipeline.Stop()
+	err := a.Pipeline.StopWithin(drain)
 	a.stopGB28181()
 	if cerr := a.closeSinks(); err == nil {
 		err = cerr

@@ -340,9 +340,13 @@ func (p *Pipeline) Wait() { p.wg.Wait() }
 
 // Stop stops all sources, lets frames already queued finish inference, flushes the sinks and
 // releases every resource. It returns the first sink error.
-func (p *Pipeline) Stop() error {
+func (p *Pipeline) Stop() error { return p.StopWithin(0) }
+
+// StopWithin is Stop with the drain bounded: frames still queued drain after it began are
+// dropped, counted as shutdown (the batches already running finish). drain <= 0: no bound.
+func (p *Pipeline) StopWithin(drain time.Duration) error {
 	p.cancel()
-	p.wg.Wait()
+	p.waitStreams(drain)
 	p.stopWork()
 	p.mu.Lock()
 	models := p.models
@@ -353,6 +357,39 @@ func (p *Pipeline) Stop() error {
 	close(p.results)
 	<-p.outDone
 	return p.sinkErr
+}
+
+// waitStreams waits for every stream's goroutine; past drain (> 0) it empties their queues.
+func (p *Pipeline) waitStreams(drain time.Duration) {
+	if drain <= 0 {
+		p.wg.Wait()
+		return
+	}
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	t := time.NewTimer(drain)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	p.mu.Lock()
+	streams := make([]*stream, 0, len(p.streams))
+	for _, st := range p.streams {
+		streams = append(streams, st)
+	}
+	p.mu.Unlock()
+	n := 0
+	for _, st := range streams {
+		for _, it := range st.q.close() {
+			st.recycle(it)
+			st.stats.Dropped[DropShutdown].Add(1)
+			n++
+		}
+	}
+	p.log("stopping: %d queued frame(s) not inferred within %s, dropped (shutdown)", n, drain)
+	<-done
 }
 
 func (p *Pipeline) getResult() *sink.Result {

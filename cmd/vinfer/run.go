@@ -38,6 +38,7 @@ func runCmd(args []string) error {
 	logJSON := fs.Bool("log-json", false, "log as JSON instead of text")
 	nodeName := fs.String("node-name", "", "cluster mode: this node's name, unique in the cluster (default: cluster.node, else the host name)")
 	advertise := fs.String("cluster-advertise", "", "cluster mode: the base URL other nodes forward API calls to (default: cluster.advertise, else http://HOST:PORT of --http)")
+	stopDrain := fs.Duration("stop-drain", 3*time.Second, "on SIGINT/SIGTERM, how long the frames already decoded may take to be inferred; the rest are dropped, counted as shutdown (0: no bound)")
 	shardFlag := fs.String("shard", "", "static sharding: run only the configuration's streams of shard i of N (i/N, or auto/N with i the ordinal ending the host name, as in a StatefulSet)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -214,7 +215,11 @@ func runCmd(args []string) error {
 			gpuMem = append(gpuMem, fmt.Sprintf("cuda:%d %d MiB", d.Ordinal(), (total-free)>>20))
 		}
 	}
-	err = a.Stop()
+	drain := time.Duration(0) // a job that ended by itself drained everything already
+	if ctx.Err() != nil {
+		drain = *stopDrain
+	}
+	err = a.StopWithin(drain)
 	streams := append(notAdded, a.Streams()...) // after Stop: the frames in flight were drained
 	close(progressDone)
 	<-progressStopped
