@@ -60,11 +60,15 @@ func TestRemovedStreamMemory(t *testing.T) {
 	peak := rss()
 	e.want("DELETE", "/api/streams/big", "", 204, nil)
 	after := rss()
-	for deadline := time.Now().Add(60 * time.Second); after-base >= 64<<20 && time.Now().Before(deadline); after = rss() {
+	// Most of what the stream added goes back (before the fix about a fifth did: 135 → 339 →
+	// 293 MiB); the other tests of this process and a loaded machine move the rest. The
+	// teardown waits for the stream's last frames (up to 2 minutes), so the wait is as long.
+	kept := func() bool { return 2*(after-base) >= peak-base }
+	for deadline := time.Now().Add(3 * time.Minute); kept() && time.Now().Before(deadline); after = rss() {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("resident set: %d MiB before the 8K stream, %d MiB with it, %d MiB after its removal", base>>20, peak>>20, after>>20)
-	if after-base >= 64<<20 {
-		t.Fatalf("the resident set stayed %d MiB larger after the stream was removed", (after-base)>>20)
+	if kept() {
+		t.Fatalf("the resident set stayed %d MiB larger after the stream was removed, of %d MiB it added", (after-base)>>20, (peak-base)>>20)
 	}
 }

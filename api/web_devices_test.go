@@ -95,8 +95,9 @@ func TestWebDevices(t *testing.T) {
 		e.want("GET", "/api/streams/"+id, "", http.StatusOK, &st)
 		return st.Classes["car"] > 0
 	})
-	if want := "gb28181://" + devID + "/" + ch + "?transport=tcp-passive"; st.Source != want || st.State != "running" {
-		t.Fatalf("stream %s: source %q state %s, want %q running", id, st.Source, st.State, want)
+	if want := "gb28181://" + devID + "/" + ch + "?transport=tcp-passive"; st.Source != want || (st.State != "running" && st.State != "degraded") {
+		// degraded: running, but a loaded machine's inference drops many of its frames
+		t.Fatalf("stream %s: source %q state %s, want %q running (or degraded)", id, st.Source, st.State, want)
 	}
 	if d.Invites.Load() < 1 || !strings.Contains(d.LastInviteSDP.Load().(string), "TCP/RTP/AVP") {
 		t.Fatalf("invites %d, offer %q", d.Invites.Load(), d.LastInviteSDP.Load())

@@ -178,14 +178,14 @@ func TestRuntimeImage(t *testing.T) {
 	var logs testutil.LogBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	must(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stopped := false
+	// exited closes when the container's process has ended (waitErr then says how): a channel
+	// every waiter can read, so a wait that saw the exit cannot leave the cleanup blocked.
+	var waitErr error
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		if !stopped {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
 		if t.Failed() {
 			t.Logf("container output:\n%s", logs.String())
 		}
@@ -193,7 +193,7 @@ func TestRuntimeImage(t *testing.T) {
 
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	get := func(path string) (int, []byte, error) { return httpGet(base+path, token) }
-	waitFor(t, exited, 5*time.Minute, "/healthz answering 200", func() bool {
+	waitFor(t, exited, &waitErr, 5*time.Minute, "/healthz answering 200", func() bool {
 		code, _, err := get("/healthz")
 		return err == nil && code == http.StatusOK
 	})
@@ -208,7 +208,7 @@ func TestRuntimeImage(t *testing.T) {
 	if resp, err := http.Get(base + "/api/streams"); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("GET /api/streams without the token: %v %v, want 401", resp.StatusCode, err)
 	}
-	waitFor(t, exited, 4*time.Minute, "stream people ended", func() bool {
+	waitFor(t, exited, &waitErr, 4*time.Minute, "stream people ended", func() bool {
 		code, b, err := get("/api/streams/people")
 		if err != nil || code != http.StatusOK {
 			return false
@@ -225,10 +225,9 @@ func TestRuntimeImage(t *testing.T) {
 	})
 	must(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM))
 	select {
-	case err := <-exited:
-		stopped = true
-		if err != nil {
-			t.Fatalf("vinfer exited with %v after SIGTERM", err)
+	case <-exited:
+		if waitErr != nil {
+			t.Fatalf("vinfer exited with %v after SIGTERM", waitErr)
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("vinfer did not stop within 60 s of SIGTERM")
@@ -344,13 +343,13 @@ func containerScript(rootfs string, mounts [][3]string, df dockerfile, env, argv
 	return b.String()
 }
 
-func waitFor(t *testing.T, exited <-chan error, timeout time.Duration, what string, ok func() bool) {
+func waitFor(t *testing.T, exited <-chan struct{}, waitErr *error, timeout time.Duration, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !ok() {
 		select {
-		case err := <-exited:
-			t.Fatalf("waiting for %s: vinfer exited: %v", what, err)
+		case <-exited:
+			t.Fatalf("waiting for %s: vinfer exited: %v", what, *waitErr)
 		case <-time.After(250 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

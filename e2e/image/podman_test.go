@@ -119,7 +119,7 @@ func TestPodmanImage(t *testing.T) {
 		}
 		_, _ = podman(c, "rm", "-f", "-t", "5", name)
 	})
-	exited := make(chan error) // never: the container runs detached; waitFor's timeout bounds it
+	exited := make(chan struct{}) // never: the container runs detached; waitFor's timeout bounds it
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	get := func(path string, auth bool) (int, []byte, error) {
 		if auth {
@@ -127,7 +127,7 @@ func TestPodmanImage(t *testing.T) {
 		}
 		return httpGet(base+path, "")
 	}
-	waitFor(t, exited, 90*time.Second, "/healthz answering 200", func() bool {
+	waitFor(t, exited, nil, 5*time.Minute, "/healthz answering 200", func() bool {
 		code, _, err := get("/healthz", false)
 		return err == nil && code == http.StatusOK
 	})
@@ -148,7 +148,7 @@ func TestPodmanImage(t *testing.T) {
 	if code, _, err := get("/api/streams", false); err != nil || code != http.StatusUnauthorized {
 		t.Fatalf("GET /api/streams without the token: %d %v, want 401", code, err)
 	}
-	waitFor(t, exited, 4*time.Minute, "stream people ended", func() bool {
+	waitFor(t, exited, nil, 4*time.Minute, "stream people ended", func() bool {
 		code, b, err := get("/api/streams/people", true)
 		if err != nil || code != http.StatusOK {
 			return false
