@@ -2,7 +2,6 @@ package platform
 
 import (
 	"fmt"
-	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -217,12 +216,7 @@ func TestSpoofedMessage(t *testing.T) {
 // not once each; CRLF keepalives are neither.
 func TestTinyDatagrams(t *testing.T) {
 	t.Parallel()
-	clock := &fakeClock{now: time.Now()}
-	var own testutil.LogBuffer
-	s := startServerWith(t, nil, func(s *Server) {
-		s.clock = clock.Now
-		s.Logger = slog.New(slog.NewTextHandler(&own, nil))
-	})
+	s, clock, own := startClockedLogged(t)
 	u := newRawUA(t, sipAddr(s))
 	const n = 300
 	for i := range n {
