@@ -134,15 +134,7 @@ func TestSpoofedMessage(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, nil)
 	d := gbsim.New(t, testServerID, sipAddr(s), "UDP", testDevice, testPassword)
-	var chans []*Channel
-	for i := range 2 {
-		src, err := s.OpenChannel(fmt.Sprintf("cam%d", i), gb28181.Channel{DeviceID: d.ID, ChannelID: d.Channels[i], Transport: gb28181.TransportUDP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { src.Close() })
-		chans = append(chans, src.(*Channel))
-	}
+	chans := openChannels(t, s, d.ID, d.Channels[:2])
 	if m := d.Register(testPassword, 3600); m.Status() != 200 {
 		t.Fatal(m.Start)
 	}
