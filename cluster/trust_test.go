@@ -28,23 +28,6 @@ import (
 	"github.com/vinfer/vinfer/internal/testutil"
 )
 
-// authServer is an embedded nats-server with JetStream and the given authentication.
-func authServer(t *testing.T, mod func(*server.Options)) *server.Server {
-	t.Helper()
-	o := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
-	mod(o)
-	s, err := server.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s
-}
-
 // TestNATSAuth: against a nats-server that requires credentials, a node with cluster.auth's
 // user and password (or token, or NKey seed file) joins; one without them, with a wrong
 // password, another NKey or a missing seed file is refused with ErrAuth.
