@@ -287,9 +287,7 @@ func (g *Gate) keys(au *media.AccessUnit) {
 	case !g.haveKey && au.PTS-g.firstPTS > g.s.MaxGOP:
 		reason = fmt.Sprintf("no key frame in the first %v (max_gop %v): decoding every frame", au.PTS-g.firstPTS, g.s.MaxGOP)
 	default:
-		g.mu.Lock()
-		reason = g.idleOff
-		g.mu.Unlock()
+		return // a unit within the GOP: nothing changes
 	}
 	if au.Key {
 		g.haveKey, g.lastKey = true, au.PTS

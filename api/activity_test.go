@@ -47,13 +47,10 @@ func movingClip(t *testing.T) string {
 	return dst
 }
 
-// TestActivityAPI: a gated stream's state, motion and gated frames are in GET /api/streams/{id}
-// and /metrics; a still scene goes idle (key frames only) and a wake call wakes it; a stream
-// without gating has no activity_state and refuses a wake; bad settings are refused naming the
-// field.
-func TestActivityAPI(t *testing.T) {
-	clip := stillClip(t, 30)
-	e := start(t, "")
+// addStillAndPlain adds clip, looped in real time, as "still" (activity mode idle after 1s)
+// and "plain" (no gating).
+func addStillAndPlain(t *testing.T, e *env, clip string) {
+	t.Helper()
 	for _, s := range []config.Stream{
 		{ID: "still", Source: clip, Model: "yolox", Loop: true, Realtime: true,
 			Activity: &config.Activity{Mode: config.ActivityIdle, IdleAfter: config.Duration(time.Second)}},
@@ -63,6 +60,16 @@ func TestActivityAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestActivityAPI: a gated stream's state, motion and gated frames are in GET /api/streams/{id}
+// and /metrics; a still scene goes idle (key frames only) and a wake call wakes it; a stream
+// without gating has no activity_state and refuses a wake; bad settings are refused naming the
+// field.
+func TestActivityAPI(t *testing.T) {
+	clip := stillClip(t, 30)
+	e := start(t, "")
+	addStillAndPlain(t, e, clip)
 	var v api.StreamView
 	wait := func(what string, ok func() bool) {
 		t.Helper()

@@ -3,8 +3,6 @@ package api_test
 import (
 	"bytes"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,17 +25,7 @@ func TestRemovedStreamMemory(t *testing.T) {
 	if rss() == 0 {
 		t.Skip("no /proc/self/status")
 	}
-	ffmpeg, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		t.Skip("no ffmpeg to make an 8K clip")
-	}
-	dir := t.TempDir()
-	clip := filepath.Join(dir, "8k.mp4")
-	out, err := exec.Command(ffmpeg, "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=7680x4320:rate=5",
-		"-frames:v", "3", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip).CombinedOutput()
-	if err != nil {
-		t.Skipf("ffmpeg cannot make an 8K clip: %v\n%s", err, out)
-	}
+	dir, clip := clip8K(t)
 	e := startWith(t, "", func(c *config.Config) { c.Dir = dir }, nil)
 	// The server's own first allocations (a small stream's decoder, one snapshot) come
 	// before the baseline.

@@ -26,22 +26,30 @@ func heapInUse() uint64 {
 	return m.HeapInuse
 }
 
-// TestSnapshotMemory: 24 parallel quality=100 snapshots of an 8K stream took RSS from 514 MB
-// to 3.77 GB (issue 14, item 5). Snapshots are sampled down while converted (at most
-// api.MaxSnapshotSide) and made MaxSnapshots at a time, so the heap they take stays small,
-// and nothing is kept once the stream is gone.
-func TestSnapshotMemory(t *testing.T) {
+// clip8K writes three 7680×4320 H.264 frames (FFmpeg's testsrc2, 5 fps) to 8k.mp4 in a
+// temporary directory; the test is skipped without an FFmpeg that makes them.
+func clip8K(t *testing.T) (dir, clip string) {
+	t.Helper()
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("no ffmpeg to make an 8K clip")
 	}
-	dir := t.TempDir()
-	clip := filepath.Join(dir, "8k.mp4")
+	dir = t.TempDir()
+	clip = filepath.Join(dir, "8k.mp4")
 	out, err := exec.Command(ffmpeg, "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=7680x4320:rate=5",
 		"-frames:v", "3", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip).CombinedOutput()
 	if err != nil {
 		t.Skipf("ffmpeg cannot make an 8K clip: %v\n%s", err, out)
 	}
+	return dir, clip
+}
+
+// TestSnapshotMemory: 24 parallel quality=100 snapshots of an 8K stream took RSS from 514 MB
+// to 3.77 GB (issue 14, item 5). Snapshots are sampled down while converted (at most
+// api.MaxSnapshotSide) and made MaxSnapshots at a time, so the heap they take stays small,
+// and nothing is kept once the stream is gone.
+func TestSnapshotMemory(t *testing.T) {
+	dir, clip := clip8K(t)
 	e := startWith(t, "", func(c *config.Config) { c.Dir = dir }, nil)
 	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"big","source":%q,"loop":true}`, clip), 201, nil)
 	testutil.Eventually(t, 120*time.Second, "a decoded 8K frame", func() bool {

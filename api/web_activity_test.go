@@ -17,15 +17,7 @@ func TestWebActivity(t *testing.T) {
 	ctx := browser(t, 3*time.Minute)
 	clip := stillClip(t, 30)
 	e := start(t, "")
-	for _, s := range []config.Stream{
-		{ID: "still", Source: clip, Model: "yolox", Loop: true, Realtime: true,
-			Activity: &config.Activity{Mode: config.ActivityIdle, IdleAfter: config.Duration(time.Second)}},
-		{ID: "plain", Source: clip, Model: "yolox", Loop: true, Realtime: true},
-	} {
-		if err := e.app.AddStream(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addStillAndPlain(t, e, clip)
 	err := chromedp.Do(ctx,
 		watchCSP(),
 		chromedp.Navigate(e.url+"/"),

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,7 +22,6 @@ import (
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/event"
 	"github.com/vinfer/vinfer/internal/testutil"
-	"github.com/vinfer/vinfer/metrics"
 	"github.com/vinfer/vinfer/sink"
 )
 
@@ -58,29 +56,12 @@ output:
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(r.logs, nil))
-	mx := metrics.New()
-	a, err := New(context.Background(), cfg, Options{Log: log, Observer: mx})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, srv := serveApp(t, cfg, r.logs, nil)
 	for _, s := range a.sinks {
 		if d, ok := s.(deliveringSink); ok && d.Name() == "mqtt" {
 			r.sink = s
 		}
 	}
-	srv := &api.Server{App: a, Metrics: mx, Addr: "127.0.0.1:0", Log: log}
-	if err := srv.Start(); err != nil {
-		a.Stop()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Close()
-		a.Stop()
-		if t.Failed() {
-			t.Logf("logs:\n%s", r.logs)
-		}
-	})
 	r.url = srv.URL()
 	if r.sink == nil {
 		t.Fatal("no mqtt sink")

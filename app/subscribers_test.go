@@ -43,16 +43,11 @@ func slowClient(t *testing.T, addr, req string) net.Conn {
 	return c
 }
 
-// TestSlowSubscribersCounted: an SSE and a WebSocket subscriber that stop reading are dropped
-// once a write waited out its timeout, and each drop is counted on /metrics in
-// vinfer_api_subscribers_dropped_total{kind} (issue 25, item 8: they were dropped uncounted).
-func TestSlowSubscribersCounted(t *testing.T) {
-	cfg, err := config.Parse([]byte("output: {jsonl: none}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &testutil.LogBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// serveApp runs an App of cfg, logging to logs (with opts), behind an API server on loopback;
+// both stop at the test's end, and the logs are shown when it failed.
+func serveApp(t *testing.T, cfg *config.Config, logs *testutil.LogBuffer, opts *slog.HandlerOptions) (*App, *api.Server) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(logs, opts))
 	mx := metrics.New()
 	a, err := New(context.Background(), cfg, Options{Log: log, Observer: mx})
 	if err != nil {
@@ -70,6 +65,18 @@ func TestSlowSubscribersCounted(t *testing.T) {
 			t.Logf("logs:\n%s", logs)
 		}
 	})
+	return a, srv
+}
+
+// TestSlowSubscribersCounted: an SSE and a WebSocket subscriber that stop reading are dropped
+// once a write waited out its timeout, and each drop is counted on /metrics in
+// vinfer_api_subscribers_dropped_total{kind} (issue 25, item 8: they were dropped uncounted).
+func TestSlowSubscribersCounted(t *testing.T) {
+	cfg, err := config.Parse([]byte("output: {jsonl: none}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, srv := serveApp(t, cfg, &testutil.LogBuffer{}, &slog.HandlerOptions{Level: slog.LevelDebug})
 	addr := strings.TrimPrefix(srv.URL(), "http://")
 	dropped := func(kind string) string {
 		resp, err := http.Get(srv.URL() + "/metrics")

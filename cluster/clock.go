@@ -29,10 +29,9 @@ func (n *Node) checkClockLocked(e jetstream.KeyValueEntry, b beat) {
 	if off.Abs() <= n.clockWarn() {
 		return
 	}
-	if last, ok := n.badClock[e.Key()]; ok && time.Since(last) < clockWarnEvery {
+	if !warnDue(n.badClock, e.Key(), clockWarnEvery) {
 		return
 	}
-	n.badClock[e.Key()] = time.Now()
 	n.log.Warn("cluster: a node's wall clock is off from the NATS server's (liveness is not affected; its event times are)",
 		"peer", e.Key(), "offset", off.Round(time.Second))
 }

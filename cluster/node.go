@@ -467,14 +467,12 @@ func (n *Node) applyNode(e jetstream.KeyValueEntry) {
 	if b.URL != "" && b.Node != n.name {
 		if err := checkPeerURL(b.URL); err != nil {
 			// Still live for placement; no call (and no client token) is forwarded there.
-			if last, ok := n.badURL[e.Key()]; !ok || time.Since(last) >= peerURLWarnEvery {
-				n.badURL[e.Key()] = time.Now()
+			if warnDue(n.badURL, e.Key(), peerURLWarnEvery) {
 				n.log.Warn("cluster: ignoring a node's advertised URL for forwarding", "peer", e.Key(), "url", redactedURL(b.URL), "err", err)
 			}
 			b.URL = ""
 		} else if !n.trustedPeerLocked(b.URL) {
-			if last, ok := n.badURL[e.Key()]; !ok || time.Since(last) >= peerURLWarnEvery {
-				n.badURL[e.Key()] = time.Now()
+			if warnDue(n.badURL, e.Key(), peerURLWarnEvery) {
 				n.log.Warn("cluster: a node's advertised URL is not in cluster.trusted_peers: no call is forwarded there", "peer", e.Key(), "url", redactedURL(b.URL))
 			}
 			b.URL = ""

@@ -158,10 +158,15 @@ func (f *fakeLocal) Stream(id string) (defs.StreamInfo, bool) {
 	return defs.StreamInfo{Decl: s}, ok
 }
 
-func natsServer(t *testing.T) string {
+// authServer is an embedded nats-server with JetStream and the given authentication (mod nil:
+// none); it stops when the test ends.
+func authServer(t *testing.T, mod func(*server.Options)) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	o := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
+	if mod != nil {
+		mod(o)
+	}
+	s, err := server.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +175,14 @@ func natsServer(t *testing.T) string {
 		t.Fatal("nats-server not ready")
 	}
 	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
+	return s
+}
+
+// natsServer is an embedded nats-server with JetStream, without authentication; it returns
+// its client URL.
+func natsServer(t *testing.T) string {
+	t.Helper()
+	return authServer(t, nil).ClientURL()
 }
 
 const testLease = 1500 * time.Millisecond

@@ -150,12 +150,20 @@ func (n *Node) maxSkew() time.Duration { return max(skewFloor, 5*n.lease) }
 // held.
 func (n *Node) rejectedLocked(kind, key string, err error) {
 	n.counters["rejected"]++
-	k := kind + "/" + key
-	if last, ok := n.badEntry[k]; ok && time.Since(last) < rejectWarnEvery {
+	if !warnDue(n.badEntry, kind+"/"+key, rejectWarnEvery) {
 		return
 	}
-	n.badEntry[k] = time.Now()
 	n.log.Warn("cluster: ignoring an entry that fails the cluster's signature check", "bucket", kind, "key", key, "err", err)
+}
+
+// warnDue reports whether a warning about key may be logged now: none was within every
+// (last: key → when its warning was last logged, updated when due).
+func warnDue(last map[string]time.Time, key string, every time.Duration) bool {
+	if t, ok := last[key]; ok && time.Since(t) < every {
+		return false
+	}
+	last[key] = time.Now()
+	return true
 }
 
 // freshLocked checks a signed heartbeat against replay: sent_ms within maxSkew of the NATS

@@ -28,23 +28,6 @@ import (
 	"github.com/vinfer/vinfer/internal/testutil"
 )
 
-// authServer is an embedded nats-server with JetStream and the given authentication.
-func authServer(t *testing.T, mod func(*server.Options)) *server.Server {
-	t.Helper()
-	o := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
-	mod(o)
-	s, err := server.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s
-}
-
 // TestNATSAuth: against a nats-server that requires credentials, a node with cluster.auth's
 // user and password (or token, or NKey seed file) joins; one without them, with a wrong
 // password, another NKey or a missing seed file is refused with ErrAuth.
@@ -261,25 +244,12 @@ func onNodes(w *world, ids []string, nodes ...string) (bool, string) {
 // forwards a call there, and every stream runs on a real node within a few leases: evil does
 // not take what is placed on it, so it is skipped.
 func TestForgedHeartbeatTrustedPeers(t *testing.T) {
-	url := natsServer(t)
-	w := newWorld()
-	seed := streamsN(12)
-	ids := sortedIDs(seed)
 	trusted := func(o *Options) { o.Config.TrustedPeers = []string{"http://*.test:8080"} }
 	logs := &testutil.LogBuffer{}
-	a, err := startNode(t, url, w, "a", func(o *Options) {
+	url, w, ids, a, b := startTwo(t, func(o *Options) {
 		trusted(o)
-		o.Seed = seed
 		o.Log = slog.New(slog.NewTextHandler(io.MultiWriter(logs, os.Stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := startNode(t, url, w, "b", trusted)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 30*time.Second, "12 streams on a and b", func() (bool, string) { return onNodes(w, ids, "a", "b") })
+	}, trusted)
 	ev := newAttacker(t, url)
 	ev.heartbeats(t, 20)
 	for _, id := range ids {
@@ -323,25 +293,13 @@ func TestForgedHeartbeatTrustedPeers(t *testing.T) {
 // TestForgedHeartbeatSigned: with cluster.secret_file, the forged heartbeat and owner keys are
 // ignored altogether: evil is never a member, and the streams never leave a and b.
 func TestForgedHeartbeatSigned(t *testing.T) {
-	url := natsServer(t)
-	w := newWorld()
-	seed := streamsN(12)
-	ids := sortedIDs(seed)
 	secret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(secret, []byte("0123456789abcdef0123456789abcdef-shared\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	signed := func(o *Options) { o.Config.SecretFile = secret }
-	a, err := startNode(t, url, w, "a", func(o *Options) { signed(o); o.Seed = seed })
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := startNode(t, url, w, "b", signed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, w, ids, a, b := startTwo(t, signed, signed)
 	nodes := []*testNode{a, b}
-	eventually(t, 30*time.Second, "12 streams on a and b", func() (bool, string) { return onNodes(w, ids, "a", "b") })
 	ev := newAttacker(t, url)
 	ev.heartbeats(t, 20)
 	for _, id := range ids {
@@ -389,18 +347,7 @@ func TestForgedHeartbeatSigned(t *testing.T) {
 // TestStuckNode: node c's starts hang (its owner keys are taken, nothing runs). The streams
 // placed on it run on a and b within a few leases, while c keeps beating.
 func TestStuckNode(t *testing.T) {
-	url := natsServer(t)
-	w := newWorld()
-	seed := streamsN(12)
-	ids := sortedIDs(seed)
-	a, err := startNode(t, url, w, "a", func(o *Options) { o.Seed = seed })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := startNode(t, url, w, "b", nil); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 30*time.Second, "12 streams on a and b", func() (bool, string) { return onNodes(w, ids, "a", "b") })
+	url, w, ids, a, _ := startTwo(t, nil, nil)
 	block := make(chan struct{})
 	if _, err := startNode(t, url, w, "c", func(o *Options) { o.Local.(*fakeLocal).block = block }); err != nil {
 		t.Fatal(err)
@@ -420,6 +367,30 @@ func TestStuckNode(t *testing.T) {
 	}
 }
 
+// startTwo starts nodes a, seeded with 12 streams, and b on a NATS server of the test, each
+// changed by its mod (nil: none), and waits until the streams run on them.
+func startTwo(t *testing.T, modA, modB func(*Options)) (url string, w *world, ids []string, a, b *testNode) {
+	t.Helper()
+	url = natsServer(t)
+	w = newWorld()
+	seed := streamsN(12)
+	ids = sortedIDs(seed)
+	a, err := startNode(t, url, w, "a", func(o *Options) {
+		if modA != nil {
+			modA(o)
+		}
+		o.Seed = seed
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = startNode(t, url, w, "b", modB); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "12 streams on a and b", func() (bool, string) { return onNodes(w, ids, "a", "b") })
+	return url, w, ids, a, b
+}
+
 func hasNode(n *testNode, name string) bool {
 	for _, nd := range n.ClusterView().Nodes {
 		if nd.Name == name && nd.Live {
@@ -433,18 +404,7 @@ func hasNode(n *testNode, name string) bool {
 // 0.001) writes owner keys of every stream in its name. The real nodes stop their streams
 // (the keys moved), and take the keys back from it: it holds them without running them.
 func TestForgedOwnerKeys(t *testing.T) {
-	url := natsServer(t)
-	w := newWorld()
-	seed := streamsN(12)
-	ids := sortedIDs(seed)
-	a, err := startNode(t, url, w, "a", func(o *Options) { o.Seed = seed })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := startNode(t, url, w, "b", nil); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 30*time.Second, "12 streams on a and b", func() (bool, string) { return onNodes(w, ids, "a", "b") })
+	url, w, ids, a, _ := startTwo(t, nil, nil)
 	ev := newAttacker(t, url)
 	ev.heartbeats(t, 0.001)
 	eventually(t, 30*time.Second, "a sees evil", func() (bool, string) { return hasNode(a, "evil"), "" })

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -98,33 +99,15 @@ func (a *Activity) Over(def *Activity) *Activity {
 		return &c
 	}
 	c := *a
-	if c.Mode == ActivityUnset {
-		c.Mode = def.Mode
-	}
-	if c.Refresh == 0 {
-		c.Refresh = def.Refresh
-	}
-	if c.IdleAfter == 0 {
-		c.IdleAfter = def.IdleAfter
-	}
-	if c.MaxGOP == 0 {
-		c.MaxGOP = def.MaxGOP
-	}
-	if c.GOPBytes == 0 {
-		c.GOPBytes = def.GOPBytes
-	}
-	if c.MinFraction == 0 {
-		c.MinFraction = def.MinFraction
-	}
-	if c.Threshold == 0 {
-		c.Threshold = def.Threshold
-	}
-	if c.Width == 0 {
-		c.Width = def.Width
-	}
-	if c.Lighting == 0 {
-		c.Lighting = def.Lighting
-	}
+	c.Mode = cmp.Or(c.Mode, def.Mode)
+	c.Refresh = cmp.Or(c.Refresh, def.Refresh)
+	c.IdleAfter = cmp.Or(c.IdleAfter, def.IdleAfter)
+	c.MaxGOP = cmp.Or(c.MaxGOP, def.MaxGOP)
+	c.GOPBytes = cmp.Or(c.GOPBytes, def.GOPBytes)
+	c.MinFraction = cmp.Or(c.MinFraction, def.MinFraction)
+	c.Threshold = cmp.Or(c.Threshold, def.Threshold)
+	c.Width = cmp.Or(c.Width, def.Width)
+	c.Lighting = cmp.Or(c.Lighting, def.Lighting)
 	if c.Mask == nil {
 		c.Mask = def.Mask
 	}
@@ -133,17 +116,9 @@ func (a *Activity) Over(def *Activity) *Activity {
 
 // Durations returns refresh, idle_after and max_gop with their defaults.
 func (a *Activity) Durations() (refresh, idleAfter, maxGOP time.Duration) {
-	refresh, idleAfter, maxGOP = time.Duration(a.Refresh), time.Duration(a.IdleAfter), time.Duration(a.MaxGOP)
-	if refresh == 0 {
-		refresh = DefaultRefresh
-	}
-	if idleAfter == 0 {
-		idleAfter = DefaultIdleAfter
-	}
-	if maxGOP == 0 {
-		maxGOP = DefaultMaxGOP
-	}
-	return
+	return cmp.Or(time.Duration(a.Refresh), DefaultRefresh),
+		cmp.Or(time.Duration(a.IdleAfter), DefaultIdleAfter),
+		cmp.Or(time.Duration(a.MaxGOP), DefaultMaxGOP)
 }
 
 // Motion returns the motion detector's configuration.

@@ -8,6 +8,7 @@
 package motion
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -85,24 +86,12 @@ func (c *Config) Validate() error {
 }
 
 func (c *Config) defaults() {
-	if c.Width == 0 {
-		c.Width = DefaultWidth
-	}
-	if c.Threshold == 0 {
-		c.Threshold = DefaultThreshold
-	}
-	if c.Cell == 0 {
-		c.Cell = DefaultCell
-	}
-	if c.CellShare == 0 {
-		c.CellShare = DefaultCellShare
-	}
-	if c.Lighting == 0 {
-		c.Lighting = DefaultLighting
-	}
-	if c.Learn == 0 {
-		c.Learn = DefaultLearn
-	}
+	c.Width = cmp.Or(c.Width, DefaultWidth)
+	c.Threshold = cmp.Or(c.Threshold, DefaultThreshold)
+	c.Cell = cmp.Or(c.Cell, DefaultCell)
+	c.CellShare = cmp.Or(c.CellShare, DefaultCellShare)
+	c.Lighting = cmp.Or(c.Lighting, DefaultLighting)
+	c.Learn = cmp.Or(c.Learn, DefaultLearn)
 }
 
 // Box is a moving region in frame pixels: [X0,X1)×[Y0,Y1).
@@ -246,9 +235,7 @@ func (d *Detector) downscale(y []byte, stride int) {
 func (d *Detector) compare() Result {
 	th := int32(d.cfg.Threshold)
 	c := d.cfg.Cell
-	for i := range d.cellHit {
-		d.cellHit[i] = 0
-	}
+	clear(d.cellHit)
 	changed := 0
 	learn := uint(d.cfg.Learn)
 	for y := 0; y < d.h; y++ {

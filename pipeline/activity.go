@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -22,20 +23,11 @@ func newGate(s *config.Stream, sc *scene) (*activity.Gate, error) {
 	refresh, idleAfter, maxGOP := a.Durations()
 	hold := time.Second
 	if sc != nil {
-		ret := time.Duration(s.Retention)
-		if ret == 0 {
-			ret = analytics.DefaultRetention
-		}
-		hold = sc.tracker.TrackBuffer + ret
+		hold = sc.tracker.TrackBuffer + cmp.Or(time.Duration(s.Retention), analytics.DefaultRetention)
 	}
 	set := activity.Settings{Idle: a.Mode == config.ActivityIdle, Refresh: refresh, IdleAfter: idleAfter,
-		MaxGOP: maxGOP, Hold: hold, GOPBytes: a.GOPBytes, MinFraction: a.MinFraction, Motion: a.Motion()}
-	if set.GOPBytes == 0 {
-		set.GOPBytes = config.DefaultGOPBytes
-	}
-	if set.MinFraction == 0 {
-		set.MinFraction = config.DefaultMinFraction
-	}
+		MaxGOP: maxGOP, Hold: hold, GOPBytes: cmp.Or(a.GOPBytes, config.DefaultGOPBytes),
+		MinFraction: cmp.Or(a.MinFraction, config.DefaultMinFraction), Motion: a.Motion()}
 	return activity.New(set)
 }
 

@@ -2,7 +2,6 @@ package platform
 
 import (
 	"fmt"
-	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -135,15 +134,7 @@ func TestSpoofedMessage(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, nil)
 	d := gbsim.New(t, testServerID, sipAddr(s), "UDP", testDevice, testPassword)
-	var chans []*Channel
-	for i := range 2 {
-		src, err := s.OpenChannel(fmt.Sprintf("cam%d", i), gb28181.Channel{DeviceID: d.ID, ChannelID: d.Channels[i], Transport: gb28181.TransportUDP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { src.Close() })
-		chans = append(chans, src.(*Channel))
-	}
+	chans := openChannels(t, s, d.ID, d.Channels[:2])
 	if m := d.Register(testPassword, 3600); m.Status() != 200 {
 		t.Fatal(m.Start)
 	}
@@ -217,12 +208,7 @@ func TestSpoofedMessage(t *testing.T) {
 // not once each; CRLF keepalives are neither.
 func TestTinyDatagrams(t *testing.T) {
 	t.Parallel()
-	clock := &fakeClock{now: time.Now()}
-	var own testutil.LogBuffer
-	s := startServerWith(t, nil, func(s *Server) {
-		s.clock = clock.Now
-		s.Logger = slog.New(slog.NewTextHandler(&own, nil))
-	})
+	s, clock, own := startClockedLogged(t)
 	u := newRawUA(t, sipAddr(s))
 	const n = 300
 	for i := range n {

@@ -269,6 +269,22 @@ func TestOfflineAndBack(t *testing.T) {
 	}
 }
 
+// openChannels opens, over UDP, device's channels ids as cam0, cam1…; they close when the test
+// ends.
+func openChannels(t *testing.T, s *Server, device string, ids []string) []*Channel {
+	t.Helper()
+	var chans []*Channel
+	for i, ch := range ids {
+		src, err := s.OpenChannel(fmt.Sprintf("cam%d", i), gb28181.Channel{DeviceID: device, ChannelID: ch, Transport: gb28181.TransportUDP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { src.Close() })
+		chans = append(chans, src.(*Channel))
+	}
+	return chans
+}
+
 // TestManyChannels: the four channels of one device, opened at once, are INVITEd at once, each
 // with its own SSRC and media port, and all play; a MediaStatus 121 (the stream ended) in one
 // session's Call-ID ends that session only, and its channel is INVITEd again and plays.
@@ -277,15 +293,7 @@ func TestManyChannels(t *testing.T) {
 	s := startServer(t, nil)
 	d := gbsim.New(t, testServerID, sipAddr(s), "UDP", testDevice, testPassword)
 	d.Clip = clip
-	var chans []*Channel
-	for i, ch := range d.Channels {
-		src, err := s.OpenChannel(fmt.Sprintf("cam%d", i), gb28181.Channel{DeviceID: d.ID, ChannelID: ch, Transport: gb28181.TransportUDP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { src.Close() })
-		chans = append(chans, src.(*Channel))
-	}
+	chans := openChannels(t, s, d.ID, d.Channels)
 	if m := d.Register(testPassword, 3600); m.Status() != 200 {
 		t.Fatal(m.Start)
 	}

@@ -10,17 +10,23 @@ import (
 	"github.com/vinfer/vinfer/internal/testutil"
 )
 
+// startClockedLogged starts a server on a fake clock whose log is own.
+func startClockedLogged(t *testing.T) (s *Server, clock *fakeClock, own *testutil.LogBuffer) {
+	t.Helper()
+	clock, own = &fakeClock{now: time.Now()}, &testutil.LogBuffer{}
+	s = startServerWith(t, nil, func(s *Server) {
+		s.clock = clock.Now
+		s.Logger = slog.New(slog.NewTextHandler(own, nil))
+	})
+	return s, clock, own
+}
+
 // TestTCPGarbageLog: SIP TCP connections that each send something unparsable (an HTTP
 // request, a bad Content-Length, a 60 KB header line) are closed and counted as malformed;
 // sipgo's "failed to parse", which quotes what was sent, is logged once a minute, cut short.
 func TestTCPGarbageLog(t *testing.T) {
 	t.Parallel()
-	clock := &fakeClock{now: time.Now()}
-	var own testutil.LogBuffer
-	s := startServerWith(t, nil, func(s *Server) {
-		s.clock = clock.Now
-		s.Logger = slog.New(slog.NewTextHandler(&own, nil))
-	})
+	s, clock, own := startClockedLogged(t)
 	garbage := []string{
 		"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
 		"INVITE sip:x SIP/2.0\r\nContent-Length: abc\r\n\r\n",

@@ -34,13 +34,7 @@ func endOfToken(c byte) bool {
 }
 
 func quotedURLs(msg string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(msg, "://")
-		if i < 0 {
-			b.WriteString(msg)
-			return b.String()
-		}
+	return rewrite(msg, "://", func(msg string, i int) (int, string, int) {
 		start := i
 		for start > 0 && isSchemeByte(msg[start-1]) {
 			start--
@@ -54,13 +48,11 @@ func quotedURLs(msg string) string {
 			end--
 		}
 		tok := msg[start:end]
-		b.WriteString(msg[:start])
 		if start < i && strings.ContainsAny(tok[i-start+3:], "@?;") {
 			tok = URL(tok)
 		}
-		b.WriteString(tok)
-		msg = msg[end:]
-	}
+		return start, tok, end
+	})
 }
 
 func isSchemeByte(c byte) bool {
@@ -70,13 +62,7 @@ func isSchemeByte(c byte) bool {
 // quotedPairs replaces the value of key=value (key in freeSecretKeys, any case, not preceded
 // by a letter, digit, '_' or '-') up to a space, quote, '&', ';', ',' or ')'.
 func quotedPairs(msg string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(msg, '=')
-		if i < 0 {
-			b.WriteString(msg)
-			return b.String()
-		}
+	return rewrite(msg, "=", func(msg string, i int) (int, string, int) {
 		k := i
 		for k > 0 && (isWordByte(msg[k-1]) || msg[k-1] == '-') {
 			k--
@@ -86,14 +72,11 @@ func quotedPairs(msg string) string {
 			end++
 		}
 		key, val := strings.ToLower(msg[k:i]), msg[i+1:end]
-		b.WriteString(msg[:i+1])
 		if val != "" && !strings.HasPrefix(val, Mark) && inFreeKeys(key) {
-			b.WriteString(Mark)
-		} else {
-			b.WriteString(val)
+			val = Mark
 		}
-		msg = msg[end:]
-	}
+		return i + 1, val, end
+	})
 }
 
 func inFreeKeys(k string) bool { return slices.Contains(freeSecretKeys, k) }

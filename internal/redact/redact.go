@@ -116,24 +116,15 @@ func replaceUserForms(msg, name string) string {
 	if name == "" || name == Mark {
 		return msg
 	}
-	var b strings.Builder
-	for {
-		i := strings.Index(msg, name)
-		if i < 0 {
-			b.WriteString(msg)
-			return b.String()
-		}
+	return rewrite(msg, name, func(msg string, i int) (int, string, int) {
 		end := i + len(name)
 		before := i == 0 || !isWordByte(msg[i-1])
 		after := end < len(msg) && (msg[end] == ':' || msg[end] == '@')
 		if before && after {
-			b.WriteString(msg[:i])
-			b.WriteString(Mark)
-		} else {
-			b.WriteString(msg[:end])
+			return i, Mark, end
 		}
-		msg = msg[end:]
-	}
+		return end, "", end
+	})
 }
 
 // replaceValue replaces secret where it occurs as a value of its own, not inside a longer word:
@@ -144,22 +135,30 @@ func replaceValue(msg, secret string) string {
 		return msg
 	}
 	first, last := isWordByte(secret[0]), isWordByte(secret[len(secret)-1])
+	return rewrite(msg, secret, func(msg string, i int) (int, string, int) {
+		end := i + len(secret)
+		if (!first || i == 0 || !isWordByte(msg[i-1])) && (!last || end == len(msg) || !isWordByte(msg[end])) {
+			return i, Mark, end
+		}
+		return i + 1, "", i + 1 // a later occurrence may start inside this one
+	})
+}
+
+// rewrite copies msg, handing each occurrence of sep (non-empty), left to right, to at: with sep
+// at rest[i:], at returns how much of rest to copy (rest[:keep]), what to write after it, and
+// where the scan goes on (rest[next:], next > i).
+func rewrite(msg, sep string, at func(rest string, i int) (keep int, repl string, next int)) string {
 	var b strings.Builder
 	for {
-		i := strings.Index(msg, secret)
+		i := strings.Index(msg, sep)
 		if i < 0 {
 			b.WriteString(msg)
 			return b.String()
 		}
-		end := i + len(secret)
-		if (!first || i == 0 || !isWordByte(msg[i-1])) && (!last || end == len(msg) || !isWordByte(msg[end])) {
-			b.WriteString(msg[:i])
-			b.WriteString(Mark)
-			msg = msg[end:]
-			continue
-		}
-		b.WriteString(msg[:i+1]) // a later occurrence may start inside this one
-		msg = msg[i+1:]
+		keep, repl, next := at(msg, i)
+		b.WriteString(msg[:keep])
+		b.WriteString(repl)
+		msg = msg[next:]
 	}
 }
 

@@ -1,14 +1,9 @@
 package gb28181
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/vinfer/vinfer/codec"
-	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/source/gb28181/ps"
 )
@@ -44,38 +39,11 @@ func TestTimestampOutlierOutputOrder(t *testing.T) {
 						return 0, 0
 					}
 					snd.run(0, n, udpWriter(t, fmt.Sprintf("127.0.0.1:%d", port)))
-					dec := &codec.Decoder{Codec: c.Codec}
-					if err := dec.Init(); err != nil {
-						t.Fatal(err)
-					}
-					defer dec.Close()
-					var pts []time.Duration
-					emit := func(f *frame.Frame) error { pts = append(pts, f.PTS); f.Release(); return nil }
-					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-					defer cancel()
-					for i := range n { // each frame ends with its marker: all n arrive
-						au, err := src.Read(ctx)
-						if err != nil {
-							t.Fatalf("read %d: %v (stats %+v)", i, err, src.Stats())
-						}
-						if err := dec.Decode(ctx, au, emit); err != nil && !errors.Is(err, codec.ErrCorrupt) {
-							t.Fatal(err)
-						}
-					}
-					if err := dec.Flush(ctx, emit); err != nil {
-						t.Fatal(err)
-					}
-					for i := 1; i < len(pts); i++ {
-						if pts[i] < pts[i-1] {
-							t.Errorf("frame %d: PTS %v after %v", i, pts[i], pts[i-1])
-						}
-					}
+					pts := sourcetest.DecodePTS(t, src, c.Codec, n) // each frame ends with its marker: all n arrive
+					sourcetest.CheckPTSOrder(t, pts)
 					want, jumps := n-int(k.outliers), uint64(0)
 					if k.jump {
-						key := bad // with B-frames, frames after a jump are not shown up to the next key frame
-						for key < n && !c.Samples[key].Key {
-							key++
-						}
+						key := c.NextKey(bad, n) // with B-frames, frames after a jump are not shown up to the next key frame
 						want, jumps = n-(key-bad), 1
 					}
 					if len(pts) < want || (!k.jump && len(pts) != want) {
