@@ -159,12 +159,28 @@ func (n *Node) rejectedLocked(kind, key string, err error) {
 // warnDue reports whether a warning about key may be logged now: none was within every
 // (last: key → when its warning was last logged, updated when due).
 func warnDue(last map[string]time.Time, key string, every time.Duration) bool {
-	if t, ok := last[key]; ok && time.Since(t) < every {
+	now := time.Now()
+	if t, ok := last[key]; ok && now.Sub(t) < every {
 		return false
 	}
-	last[key] = time.Now()
+	if _, ok := last[key]; !ok && len(last) >= warnKeysMax {
+		// Keys are what writers of the NATS account chose: forget those past their interval;
+		// while still full, a new key's line is left out (its counter still counts it).
+		for k, t := range last {
+			if now.Sub(t) >= every {
+				delete(last, k)
+			}
+		}
+		if len(last) >= warnKeysMax {
+			return false
+		}
+	}
+	last[key] = now
 	return true
 }
+
+// warnKeysMax bounds each map warnDue keeps (keys chosen by whoever writes to NATS).
+const warnKeysMax = 1024
 
 // freshLocked checks a signed heartbeat against replay: sent_ms within maxSkew of the NATS
 // server's stamp of the message, and a sequence number above the last accepted from its
