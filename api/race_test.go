@@ -21,31 +21,11 @@ func TestRacingAdds(t *testing.T) {
 	body := fmt.Sprintf(`{"id":"dup","source":%q,"loop":true}`, video)
 	const racers = 6 // below sources.max_opening (8): none is refused as busy
 	for round := range 5 {
-		type answer struct {
-			code int
-			body string
-			err  error
+		bodies := make([]string, racers)
+		for i := range bodies {
+			bodies[i] = body
 		}
-		answers := make([]answer, racers)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range racers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				resp, err := http.Post(e.url+"/api/streams", "application/json", strings.NewReader(body))
-				if err != nil {
-					answers[i].err = err
-					return
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				answers[i] = answer{code: resp.StatusCode, body: string(b)}
-			}()
-		}
-		close(start)
-		wg.Wait()
+		answers := postAtOnce(e.url+"/api/streams", bodies)
 		created := 0
 		for _, a := range answers {
 			switch {
@@ -74,33 +54,11 @@ func TestConcurrentAddsLimit(t *testing.T) {
 		c.Sources.MaxStreams, c.Sources.MaxOpening = limit, adds // no add is refused as busy
 	}, nil)
 	video := asset(t, "videos/car-detection.mp4")
-	type answer struct {
-		code  int
-		retry string
-		body  string
-		err   error
+	bodies := make([]string, adds)
+	for i := range bodies {
+		bodies[i] = fmt.Sprintf(`{"id":"c%d","source":%q,"loop":true}`, i, video)
 	}
-	answers := make([]answer, adds)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range adds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body := fmt.Sprintf(`{"id":"c%d","source":%q,"loop":true}`, i, video)
-			<-start
-			resp, err := http.Post(e.url+"/api/streams", "application/json", strings.NewReader(body))
-			if err != nil {
-				answers[i].err = err
-				return
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			answers[i] = answer{code: resp.StatusCode, retry: resp.Header.Get("Retry-After"), body: string(b)}
-		}()
-	}
-	close(start)
-	wg.Wait()
+	answers := postAtOnce(e.url+"/api/streams", bodies)
 	var created []int
 	for i, a := range answers {
 		switch {
@@ -123,4 +81,38 @@ func TestConcurrentAddsLimit(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("add beyond the limit after a delete and an add: %s %s", resp.Status, b)
 	}
+}
+
+// answer is one response of postAtOnce (err: the request failed).
+type answer struct {
+	code  int
+	retry string // Retry-After
+	body  string
+	err   error
+}
+
+// postAtOnce POSTs each JSON body to url, all released at the same moment, and returns the
+// answers in the bodies' order.
+func postAtOnce(url string, bodies []string) []answer {
+	answers := make([]answer, len(bodies))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, body := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, err := http.Post(url, "application/json", strings.NewReader(body))
+			if err != nil {
+				answers[i].err = err
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			answers[i] = answer{code: resp.StatusCode, retry: resp.Header.Get("Retry-After"), body: string(b)}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return answers
 }
