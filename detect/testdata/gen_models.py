@@ -15,6 +15,17 @@ exactly and an all-zeros image gives nothing). The layouts follow the exporters:
                           output [1,3598,112] (80 sigmoid scores, 4x8 distance logits)
   nanodet-m_320.onnx      legacy NanoDet export: input.1 [1,3,320,320] -> cls_pred_stride_{8,16,32}
                           [1,A,80] and dis_pred_stride_{8,16,32} [1,A,32]
+  yolov10n_640.onnx       ultralytics YOLOv10 / YOLO26 end2end export: images [1,3,640,640] ->
+                          output0 [1,300,6] (x1,y1,x2,y2, score, class). Here the one-to-one
+                          head's [1,84,8400] (x1,y1,x2,y2 px, 80 scores) is planted and the graph
+                          holds Ultralytics' end2end postprocess (nn/modules/head.py
+                          Detect.postprocess): the 300 anchors with the best class score (TopK),
+                          then the 300 best (anchor, class) scores among them (TopK), each row
+                          the anchor's box, the score and the class as a float. No NMS.
+  picodet_s_320.onnx      PaddleDetection PP-PicoDet exported without post-processing: image
+                          [1,3,320,320] -> per stride 8,16,32,64, interleaved, transpose_{2i}.tmp_0
+                          scores [1,A,80] (sigmoid) and transpose_{2i+1}.tmp_0 distributions
+                          [1,A,32] (4 sides x 8 bins), centres at (x+0.5)*stride
 
 It also writes models.json: per model its family, input size and the detections the planted
 values decode to (class, score, [x1,y1,x2,y2] in input pixels), for the Go tests.
@@ -137,6 +148,82 @@ def nanodet_legacy():
     return cls + dis, [(2, 0.7, [72, 24, 104, 88])]
 
 
+def save_yolov10(path, head, nc=80, max_det=300):
+    """head: the one-to-one head [1,4+nc,A] (x1,y1,x2,y2 then scores), scaled by the image mean;
+    the graph then runs Ultralytics' end2end top-k postprocess to output0 [1,max_det,6]."""
+    anchors = head.shape[2]
+    k = min(max_det, anchors)
+    c = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+    inits = [
+        numpy_helper.from_array(head.astype(np.float32), "head_planted"),
+        c("mshape", [-1, 1, 1]), c("split", [4, nc]), c("k", [k]), c("nc", nc),
+        c("rep4", [1, 1, 4]), c("repnc", [1, 1, nc]), c("flat", [1, k * nc]), c("axis2", [2]),
+    ]
+    n = helper.make_node
+    nodes = [
+        n("ReduceMean", ["images"], ["mean4"], axes=[1, 2, 3], keepdims=1),
+        n("Reshape", ["mean4", "mshape"], ["m"]),
+        n("Mul", ["head_planted", "m"], ["head"]),                       # [1,4+nc,A]
+        n("Transpose", ["head"], ["preds"], perm=[0, 2, 1]),             # [1,A,4+nc]
+        n("Split", ["preds", "split"], ["boxes", "scores"], axis=2),     # [1,A,4], [1,A,nc]
+        n("ReduceMax", ["scores"], ["amax"], axes=[2], keepdims=0),      # [1,A]
+        n("TopK", ["amax", "k"], ["_v1", "idx"], axis=1),                # [1,k]
+        n("Unsqueeze", ["idx", "axis2"], ["idx3"]),                      # [1,k,1]
+        n("Tile", ["idx3", "rep4"], ["idx4"]),
+        n("Tile", ["idx3", "repnc"], ["idxnc"]),
+        n("GatherElements", ["boxes", "idx4"], ["kboxes"], axis=1),      # [1,k,4]
+        n("GatherElements", ["scores", "idxnc"], ["kscores"], axis=1),   # [1,k,nc]
+        n("Reshape", ["kscores", "flat"], ["fscores"]),                  # [1,k*nc]
+        n("TopK", ["fscores", "k"], ["best", "fidx"], axis=1),           # [1,k]
+        n("Div", ["fidx", "nc"], ["anchor"]),
+        n("Mod", ["fidx", "nc"], ["cls"]),
+        n("Unsqueeze", ["anchor", "axis2"], ["anchor3"]),
+        n("Tile", ["anchor3", "rep4"], ["anchor4"]),
+        n("GatherElements", ["kboxes", "anchor4"], ["obox"], axis=1),    # [1,k,4]
+        n("Unsqueeze", ["best", "axis2"], ["oscore"]),
+        n("Cast", ["cls"], ["clsf"], to=TensorProto.FLOAT),
+        n("Unsqueeze", ["clsf", "axis2"], ["oclass"]),
+        n("Concat", ["obox", "oscore", "oclass"], ["output0"], axis=2),  # [1,k,6]
+    ]
+    graph = helper.make_graph(
+        nodes, "yolov10-end2end",
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, 640, 640])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, [1, k, 6])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="vinfer gen_models.py")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def yolov10():
+    """One-to-one head: a truck at anchor 5000 (its car score 0.3 is a second row: end2end does
+    no NMS), a person at anchor 100."""
+    head = np.zeros((1, 84, 8400), np.float32)
+    head[0, :4, 5000] = [80, 160, 120, 240]
+    head[0, 4 + 7, 5000] = 0.9
+    head[0, 4 + 2, 5000] = 0.3
+    head[0, :4, 100] = [450, 450, 550, 550]
+    head[0, 4 + 0, 100] = 0.6
+    return head, [(7, 0.9, [80, 160, 120, 240]), (0, 0.6, [450, 450, 550, 550]), (2, 0.3, [80, 160, 120, 240])]
+
+
+def picodet():
+    """Stride 16 cell (5,3) of 320: centre (88,56), sides 1,2,1,2 bins of 16 (as cases_test.go
+    picoDet); stride 32 cell (2,4): centre (80,144), sides 2,1,2,3 bins of 32, a dog at 0.6."""
+    outs = []
+    for i, s in enumerate((8, 16, 32, 64)):
+        g = -(-320 // s)
+        c = np.zeros((1, g * g, 80), np.float32)
+        d = np.zeros((1, g * g, 32), np.float32)
+        for gs, cell, cls, p, sides in ((16, 3 * 20 + 5, 2, 0.7, (1, 2, 1, 2)), (32, 4 * 10 + 2, 16, 0.6, (2, 1, 2, 3))):
+            if s == gs:
+                c[0, cell, cls] = p
+                for k, j in enumerate(sides):
+                    d[0, cell, 8 * k:8 * (k + 1)] = one_hot(8, j)
+        outs += [(f"transpose_{2 * i}.tmp_0", c), (f"transpose_{2 * i + 1}.tmp_0", d)]
+    return outs, [(2, 0.7, [72, 24, 104, 88]), (16, 0.6, [16, 112, 144, 240])]
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gen_models.py OUTDIR")
@@ -163,6 +250,14 @@ def main():
     add("nanodet-plus-m_416.onnx", "nanodet", ("data", [3, 416, 416]), [("output", out)], want)
     outs, want = nanodet_legacy()
     add("nanodet-m_320.onnx", "nanodet", ("input.1", [3, 320, 320]), outs, want)
+
+    head, want = yolov10()
+    save_yolov10(os.path.join(outdir, "yolov10n_640.onnx"), head)
+    index.append({"file": "yolov10n_640.onnx", "family": "end2end", "width": 640, "height": 640,
+                  "outputs": ["output0"], "dynamic_batch": False,
+                  "want": [{"class_id": c, "score": s, "box": b} for c, s, b in want]})
+    outs, want = picodet()
+    add("picodet_s_320.onnx", "picodet", ("image", [3, 320, 320]), outs, want)
 
     with open(os.path.join(outdir, "models.json"), "w") as f:
         json.dump(index, f, indent=1)
