@@ -178,6 +178,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	st := &stream{gate: gate, watch: watchedClasses(&cfg.Stream), scene: sc, rules: rules, cfg: cfg, ownPre: cpu, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		torn:   make(chan struct{}),
 		policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
+	st.stats.rules = rules
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
 	st.q.background = !cfg.Source.Live()
 	m.sched.add(st.q)

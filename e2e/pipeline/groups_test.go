@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vinfer/vinfer/analytics"
@@ -14,6 +15,7 @@ import (
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/event"
 	"github.com/vinfer/vinfer/internal/apptest"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/objects"
 )
 
@@ -38,7 +40,7 @@ func lines(classes []string) []analytics.Line {
 // carCrossings runs car-detection.mp4 (768×432, four cars driving through one after the
 // other, each across the middle of the frame) through YOLOX-Nano with a low score threshold
 // and a line across the frame's middle counting classes, and returns the line.cross events.
-func carCrossings(t *testing.T, rules objects.Rules, classes []string) []event.Event {
+func carCrossings(t *testing.T, rules objects.Rules, classes []string) ([]event.Event, runStats) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "events.jsonl")
 	thr := float32(0.2)
@@ -54,6 +56,13 @@ func carCrossings(t *testing.T, rules objects.Rules, classes []string) []event.E
 		t.Fatal(err)
 	}
 	a.Pipeline.Wait()
+	var rs runStats
+	st, ok := a.Pipeline.Stream("lot")
+	if !ok || st.Scene == nil {
+		t.Fatalf("stream lot: %v, scene %v", ok, st.Scene)
+	}
+	rs.counters = st.Stats.Counters()
+	st.Scene.Metrics(&rs.lines)
 	if err := a.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +85,13 @@ func carCrossings(t *testing.T, rules objects.Rules, classes []string) []event.E
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return crossings
+	return crossings, rs
+}
+
+// runStats are a run's stream counters and line metrics.
+type runStats struct {
+	counters defs.StreamCounters
+	lines    analytics.Metrics
 }
 
 // TestGroupCountsEachVehicleOnce: with the labels the detector gives cars seen from above
@@ -87,7 +102,7 @@ func carCrossings(t *testing.T, rules objects.Rules, classes []string) []event.E
 // lines count it twice (6 tracks for 4 cars).
 func TestGroupCountsEachVehicleOnce(t *testing.T) {
 	rules := objects.Rules{Groups: map[string][]string{"vehicle": vehicleLabels}}
-	got := carCrossings(t, rules, []string{"vehicle"})
+	got, rs := carCrossings(t, rules, []string{"vehicle"})
 	type key struct {
 		line  string
 		track int64
@@ -116,9 +131,43 @@ func TestGroupCountsEachVehicleOnce(t *testing.T) {
 			t.Errorf("line %s: %d in, %d out; the clip has 2 cars each way", line, c[0], c[1])
 		}
 	}
+	// The line metrics count the group; NMS inside the group merged overlapping labels.
+	for _, l := range rs.lines.Lines {
+		if l.Class != "vehicle" {
+			t.Errorf("line metrics row %+v: class %q, want vehicle", l, l.Class)
+		}
+	}
+	if len(rs.lines.Lines) != len(lineRows) || rs.counters.Merged == 0 {
+		t.Errorf("%d line metrics rows, %d detections merged: %+v", len(rs.lines.Lines), rs.counters.Merged, rs.counters)
+	}
 	// Each of the 5 lines crosses the path of every car, but a car may enter the picture
 	// already past the lowest: most crossings must be there, by 4 tracks.
 	if len(tracks) != 4 || len(got) < 4*len(lineRows)-3 {
 		t.Fatalf("%d crossings by %d tracks, want about %d by the clip's 4 cars", len(got), len(tracks), 4*len(lineRows))
+	}
+}
+
+// TestGroupClassesChecked: adding a stream checks its groups, filters and masks against the
+// model's labels, and its zones and lines may name a group but nothing else unknown; each
+// error names the field.
+func TestGroupClassesChecked(t *testing.T) {
+	cfg := &config.Config{Models: []config.Model{{Name: "m", Path: filepath.Join(assets(t), "models/yolox_nano_416.onnx")}}}
+	a := apptest.MustApp(t, cfg, app.Options{})
+	defer a.Stop()
+	s := config.Stream{ID: "lot", Source: filepath.Join(assets(t), "videos", "car-detection.mp4"), Model: "m",
+		Config: analytics.Config{Lines: []analytics.Line{{Name: "gate", Points: []analytics.Point{{0, 200}, {768, 200}}, Classes: []string{"vehicles"}}}},
+		Rules: objects.Rules{Groups: map[string][]string{"vehicle": {"car", "truk"}},
+			Filters: []objects.Filter{{Classes: []string{"vehicle", "persn"}, MinArea: 100}}}}
+	err := a.AddStream(s)
+	for _, want := range []string{`groups.vehicle[1] "truk": is not a label of the model`, `filters[0]: classes[1] "persn"`, `lines[0] "gate": classes[0]: unknown class "vehicles"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("AddStream: %v; want it to say %s", err, want)
+		}
+	}
+	s.Groups["vehicle"][1] = "truck"
+	s.Filters[0].Classes = []string{"vehicle", "person"}
+	s.Lines[0].Classes = []string{"vehicle", "person"}
+	if err := a.AddStream(s); err != nil {
+		t.Fatal(err)
 	}
 }
