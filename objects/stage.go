@@ -185,38 +185,42 @@ func (s *Stage) passes(d *detect.Detection, group string, w, h float64) bool {
 }
 
 // groupNMS drops, among the detections of one group, those overlapping a higher-scored one by
-// more than the IoU threshold. Detections outside groups stay. Order is kept.
+// more than the IoU threshold (greedy, highest score first). Detections outside groups stay.
+// dets come from a decoder, highest score first; otherwise they are sorted so first. The order
+// is kept.
 func (s *Stage) groupNMS(dets []detect.Detection) []detect.Detection {
-	// Sort by group then score (stable: equal scores keep their order), suppress, restore the
-	// decoder's order (score descending) with a stable sort on score alone.
-	key := func(d *detect.Detection) int { g, _ := s.Group(d.Label); return g }
-	slices.SortStableFunc(dets, func(a, b detect.Detection) int {
-		if c := cmp.Compare(key(&a), key(&b)); c != 0 {
-			return c
+	byScore := func(a, b detect.Detection) int { return cmp.Compare(b.Score, a.Score) }
+	if !slices.IsSortedFunc(dets, byScore) {
+		slices.SortStableFunc(dets, byScore)
+	}
+	// The group of each kept detection, on the stack for up to len(buf) of them.
+	var buf [512]uint8
+	keptGroup := func(j int) int {
+		if j < len(buf) {
+			return int(buf[j])
 		}
-		return cmp.Compare(b.Score, a.Score)
-	})
+		g, _ := s.Group(dets[j].Label)
+		return g
+	}
 	n := 0
 	for i := range dets {
-		d := dets[i]
-		g := key(&d)
+		g, _ := s.Group(dets[i].Label)
 		keep := true
-		if g > 0 {
-			for j := n - 1; j >= 0 && key(&dets[j]) == g; j-- {
-				if detect.IoU(dets[j].Box, d.Box) > s.iou {
-					keep = false
-					break
-				}
+		for j := 0; g > 0 && j < n; j++ {
+			if keptGroup(j) == g && detect.IoU(dets[j].Box, dets[i].Box) > s.iou {
+				keep = false
+				break
 			}
 		}
 		if keep {
-			dets[n] = d
+			dets[n] = dets[i]
+			if n < len(buf) {
+				buf[n] = uint8(g)
+			}
 			n++
 		}
 	}
-	dets = dets[:n]
-	slices.SortStableFunc(dets, func(a, b detect.Detection) int { return cmp.Compare(b.Score, a.Score) })
-	return dets
+	return dets[:n]
 }
 
 // inside reports whether (x,y) is inside the closed polygon (even-odd rule).
