@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -32,5 +33,25 @@ streams:
 	bad := strings.Replace(doc, "[car, truck, bus]}", "[car, truck, bus], auto: [car]}", 1)
 	if _, err := Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "lot") || !strings.Contains(err.Error(), `groups.vehicle[0] "car": label in two groups (also groups.auto[0])`) {
 		t.Fatalf("car in two groups: %v", err)
+	}
+}
+
+// TestStreamObjectRulesJSON: the API's JSON form of a stream (unknown fields refused) takes the
+// same rules and gives them back.
+func TestStreamObjectRulesJSON(t *testing.T) {
+	const doc = `{"id":"lot","source":"lot.mp4","model":"m","groups":{"vehicle":["car","bus"]},
+"filters":[{"classes":["vehicle"],"min_aspect":0.2}],"masks":[{"polygon":[[0,0],[1,0],[1,1]],"normalized":true}]}`
+	var s Stream
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil || len(s.Groups["vehicle"]) != 2 || s.Filters[0].MinAspect != 0.2 || !s.Masks[0].Normalized {
+		t.Fatalf("%+v: %v", s.Rules, err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil || !strings.Contains(string(b), `"groups":{"vehicle":["car","bus"]}`) || !strings.Contains(string(b), `"masks":[{"polygon":[[0,0],[1,0],[1,1]],"normalized":true}]`) {
+		t.Fatalf("%s: %v", b, err)
 	}
 }
