@@ -22,10 +22,14 @@ exactly and an all-zeros image gives nothing). The layouts follow the exporters:
                           Detect.postprocess): the 300 anchors with the best class score (TopK),
                           then the 300 best (anchor, class) scores among them (TopK), each row
                           the anchor's box, the score and the class as a float. No NMS.
-  picodet_s_320.onnx      PaddleDetection PP-PicoDet exported without post-processing: image
-                          [1,3,320,320] -> per stride 8,16,32,64, interleaved, transpose_{2i}.tmp_0
-                          scores [1,A,80] (sigmoid) and transpose_{2i+1}.tmp_0 distributions
-                          [1,A,32] (4 sides x 8 bins), centres at (x+0.5)*stride
+  picodet_s_320.onnx      PaddleDetection PP-PicoDet exported without post-processing
+                          (export_post_process=False): image [1,3,320,320] -> per stride 8,16,32,
+                          64 the head's maps [1,80,H/s,W/s] (class logits) and [1,32,H/s,W/s]
+                          (4 sides x 8 bins) are planted, and the graph does what PicoHead does
+                          for that export: sigmoid on the scores, reshape to [1,C,H*W], transpose
+                          to [1,H*W,C]. Outputs: every level's scores, then every level's
+                          distributions, named transpose_{2i}.tmp_0 and transpose_{2i+1}.tmp_0 as
+                          Paddle names them in creation order; centres at (x+0.5)*stride
 
 It also writes models.json: per model its family, input size and the detections the planted
 values decode to (class, score, [x1,y1,x2,y2] in input pixels), for the Go tests.
@@ -207,21 +211,55 @@ def yolov10():
     return head, [(7, 0.9, [80, 160, 120, 240]), (0, 0.6, [450, 450, 550, 550]), (2, 0.3, [80, 160, 120, 240])]
 
 
+def save_picodet(path, levels):
+    """levels: per stride, the head's class logits [1,C,g,g] and distribution logits [1,32,g,g]
+    (scaled by the image mean); the graph applies PicoHead's export_post_process=False tail."""
+    n = helper.make_node
+    nodes = [n("ReduceMean", ["image"], ["mean4"], axes=[1, 2, 3], keepdims=1)]
+    inits = [numpy_helper.from_array(np.array([-1, 1, 1, 1], np.int64), "mshape")]
+    nodes.append(n("Reshape", ["mean4", "mshape"], ["m"]))
+    cls_outs, dis_outs = [], []
+    for i, (cls, dis) in enumerate(levels):
+        for kind, arr, name in (("cls", cls, f"transpose_{2 * i}.tmp_0"), ("dis", dis, f"transpose_{2 * i + 1}.tmp_0")):
+            p = f"{kind}{i}"
+            ch, cells = arr.shape[1], arr.shape[2] * arr.shape[3]
+            inits.append(numpy_helper.from_array(arr.astype(np.float32), p + "_planted"))
+            inits.append(numpy_helper.from_array(np.array([1, ch, cells], np.int64), p + "_shape"))
+            nodes.append(n("Mul", [p + "_planted", "m"], [p + "_m"]))
+            src = p + "_m"
+            if kind == "cls":
+                nodes.append(n("Sigmoid", [src], [p + "_sig"]))
+                src = p + "_sig"
+            nodes.append(n("Reshape", [src, p + "_shape"], [p + "_flat"]))
+            nodes.append(n("Transpose", [p + "_flat"], [name], perm=[0, 2, 1]))
+            info = helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, cells, ch])
+            (cls_outs if kind == "cls" else dis_outs).append(info)
+    graph = helper.make_graph(
+        nodes, "picodet-no-postprocess",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 320, 320])],
+        cls_outs + dis_outs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="vinfer gen_models.py")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 def picodet():
     """Stride 16 cell (5,3) of 320: centre (88,56), sides 1,2,1,2 bins of 16 (as cases_test.go
-    picoDet); stride 32 cell (2,4): centre (80,144), sides 2,1,2,3 bins of 32, a dog at 0.6."""
-    outs = []
-    for i, s in enumerate((8, 16, 32, 64)):
+    picoDet); stride 32 cell (2,4): centre (80,144), sides 2,1,2,3 bins of 32, a dog at 0.6.
+    Logits -20 elsewhere (sigmoid ~2e-9)."""
+    levels = []
+    for s in (8, 16, 32, 64):
         g = -(-320 // s)
-        c = np.zeros((1, g * g, 80), np.float32)
-        d = np.zeros((1, g * g, 32), np.float32)
-        for gs, cell, cls, p, sides in ((16, 3 * 20 + 5, 2, 0.7, (1, 2, 1, 2)), (32, 4 * 10 + 2, 16, 0.6, (2, 1, 2, 3))):
+        c = np.full((1, 80, g, g), -20.0, np.float32)
+        d = np.zeros((1, 32, g, g), np.float32)
+        for gs, gx, gy, cls, p, sides in ((16, 5, 3, 2, 0.7, (1, 2, 1, 2)), (32, 2, 4, 16, 0.6, (2, 1, 2, 3))):
             if s == gs:
-                c[0, cell, cls] = p
+                c[0, cls, gy, gx] = logit(p)
                 for k, j in enumerate(sides):
-                    d[0, cell, 8 * k:8 * (k + 1)] = one_hot(8, j)
-        outs += [(f"transpose_{2 * i}.tmp_0", c), (f"transpose_{2 * i + 1}.tmp_0", d)]
-    return outs, [(2, 0.7, [72, 24, 104, 88]), (16, 0.6, [16, 112, 144, 240])]
+                    d[0, 8 * k:8 * (k + 1), gy, gx] = one_hot(8, j)
+        levels.append((c, d))
+    return levels, [(2, 0.7, [72, 24, 104, 88]), (16, 0.6, [16, 112, 144, 240])]
 
 
 def main():
@@ -256,8 +294,11 @@ def main():
     index.append({"file": "yolov10n_640.onnx", "family": "end2end", "width": 640, "height": 640,
                   "outputs": ["output0"], "dynamic_batch": False,
                   "want": [{"class_id": c, "score": s, "box": b} for c, s, b in want]})
-    outs, want = picodet()
-    add("picodet_s_320.onnx", "picodet", ("image", [3, 320, 320]), outs, want)
+    levels, want = picodet()
+    save_picodet(os.path.join(outdir, "picodet_s_320.onnx"), levels)
+    index.append({"file": "picodet_s_320.onnx", "family": "picodet", "width": 320, "height": 320,
+                  "outputs": [f"transpose_{k}.tmp_0" for k in (0, 2, 4, 6, 1, 3, 5, 7)], "dynamic_batch": False,
+                  "want": [{"class_id": c, "score": s, "box": b} for c, s, b in want]})
 
     with open(os.path.join(outdir, "models.json"), "w") as f:
         json.dump(index, f, indent=1)
