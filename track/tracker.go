@@ -370,8 +370,9 @@ func (t *Tracker) updateLists(frame int64, pts time.Duration) {
 	t.lost, t.nextLost = t.nextLost, t.lost
 }
 
-// removeDuplicates drops, from each pair of a tracked and a lost track of the same class (or group) closer
-// than DuplicateThresh in IoU distance, the one tracked for fewer frames (the tracked one on a tie).
+// removeDuplicates drops, from each pair of a tracked and a lost track of the same class (or
+// group) closer than DuplicateThresh in IoU distance, the one tracked for fewer frames (the
+// tracked one on a tie).
 func (t *Tracker) removeDuplicates() {
 	any := false
 	for _, a := range t.nextTracked {
