@@ -15,9 +15,9 @@ var fuzzLabels = []string{"car", "truck", "bus", "person", "kite", "vehicle"}
 
 // FuzzApply compiles fuzzed rules (a group, a filter and a mask whose numbers come from the
 // input, NaN and infinities included) and applies them to fuzzed detections (22-byte records:
-// label, a spare byte, score and box as float32). Rules that Validate refuses must not compile; a Stage must
-// keep a subset of the detections, with no two of one group overlapping above
-// its IoU, and count exactly what it dropped.
+// label, a spare byte, score and box as float32). Rules that Validate refuses must not
+// compile; a Stage must keep a subset of the detections, with no two of one group overlapping
+// above its IoU, and count exactly what it dropped.
 func FuzzApply(f *testing.F) {
 	rec := func(label byte, v ...float32) []byte {
 		b := []byte{label, 0}
