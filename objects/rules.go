@@ -204,7 +204,8 @@ func (r *Rules) Validate() error {
 }
 
 // Check checks the class names of r against a model's labels (nil: skipped): every group's
-// labels, and every filter's and mask's classes among the labels or the group names. Errors
+// labels among them and its name not, and every filter's and mask's classes among the labels
+// or the group names. Errors
 // wrap ErrUnknownClass and name the field, joined.
 func (r *Rules) Check(labels []string) error {
 	if labels == nil {
@@ -212,6 +213,9 @@ func (r *Rules) Check(labels []string) error {
 	}
 	var errs []error
 	for _, g := range r.GroupNames() {
+		if slices.Contains(labels, g) {
+			errs = append(errs, fmt.Errorf("groups.%s: is a label of the model: name the group otherwise", g))
+		}
 		for i, l := range r.Groups[g] {
 			if !slices.Contains(labels, l) {
 				errs = append(errs, fmt.Errorf("groups.%s[%d] %q: is not a label of the model", g, i, l))

@@ -104,7 +104,11 @@ func TestValidate(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `groups.vehicle[1] "truk"`) || !strings.Contains(err.Error(), `masks[0]: classes[1] "persn"`) || strings.Contains(err.Error(), `"vehicle"`) {
 		t.Errorf("Check: %v", err)
 	}
-	if got := r.Names([]string{"person"}); strings.Join(got, ",") != "person,vehicle" {
+	r = Rules{Groups: map[string][]string{"car": {"truck", "bus"}}}
+	if err := r.Check([]string{"car", "truck", "bus"}); err == nil || !strings.Contains(err.Error(), "groups.car: is a label of the model") {
+		t.Errorf("group named after a label: %v", err)
+	}
+	if got := r.Names([]string{"person"}); strings.Join(got, ",") != "person,car" {
 		t.Errorf("Names = %v", got)
 	}
 }
