@@ -22,7 +22,7 @@ import (
 //	  - {name: billboard, polygon: [[0,0],[200,0],[200,90],[0,90]]}
 type Rules struct {
 	// Groups name sets of class labels that count as one kind of object. A label belongs to at
-	// most one group; a group's name is not a label of another group. Zones, lines, filters,
+	// most one group; a group's name is no label (of the model: Check; of a group: Validate). Zones, lines, filters,
 	// masks and evidence accept a group's name wherever they accept a class.
 	Groups map[string][]string `yaml:"groups,omitempty" json:"groups,omitempty"`
 	// GroupNMSIoU is the IoU above which, inside a group, the lower-scored of two detections
