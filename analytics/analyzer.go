@@ -16,6 +16,9 @@ type Object struct {
 	// ClassID is the class index; Label its name, which class filters match.
 	ClassID int
 	Label   string
+	// Group is the name of the class group Label belongs to (package objects), "" for none:
+	// class filters match it too, and the object counts under it in the metrics.
+	Group string
 	// Score is the detection confidence, 0…1.
 	Score float32
 	// Box is [x1,y1,x2,y2] in frame pixels.
@@ -88,6 +91,7 @@ type track struct {
 	id       int64
 	classID  int
 	label    string
+	group    string
 	score    float32
 	box      [4]float32
 	lastSeen time.Duration
@@ -151,7 +155,7 @@ func (a *Analyzer) Process(dst []event.Event, f *Frame) []event.Event {
 		if t.seen {
 			continue
 		}
-		*t = track{id: o.TrackID, classID: o.ClassID, label: o.Label, score: o.Score, box: o.Box, lastSeen: f.PTS, seen: true}
+		*t = track{id: o.TrackID, classID: o.ClassID, label: o.Label, group: o.Group, score: o.Score, box: o.Box, lastSeen: f.PTS, seen: true}
 		if isNew && a.cur.trackEvents {
 			dst = a.emit(dst, event.TrackStart, t)
 		}
@@ -276,7 +280,7 @@ func (a *Analyzer) emit(dst []event.Event, ty event.Type, t *track) []event.Even
 	}
 	return append(dst, event.Event{
 		ID: id, Type: ty, Stream: a.opts.Stream, Frame: a.fr.index, PTS: a.fr.pts, Time: a.fr.wall,
-		TrackID: t.id, ClassID: t.classID, Label: t.label, Score: t.score, Box: t.box,
+		TrackID: t.id, ClassID: t.classID, Label: t.label, Group: t.group, Score: t.score, Box: t.box,
 	})
 }
 

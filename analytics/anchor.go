@@ -44,3 +44,7 @@ func (a Anchor) fractions() (fx, fy float64, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// Fractions returns the anchor's position in a box as fractions of its width and height
+// ("" is BottomCenter); ok is false for an unknown anchor.
+func (a Anchor) Fractions() (fx, fy float64, ok bool) { return a.fractions() }

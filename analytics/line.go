@@ -30,7 +30,7 @@ func (a *Analyzer) observeLines(dst []event.Event, slot int32, t *track) []event
 	nl := len(a.lines)
 	for l := range a.lines {
 		d, r := &a.cur.lines[l], &a.lines[l]
-		if r.length == 0 || !allowed(d.src.Classes, t.label) {
+		if r.length == 0 || !allowed(d.src.Classes, t) {
 			continue
 		}
 		p := anchor(t.box, d.fx, d.fy)
@@ -66,7 +66,7 @@ func (a *Analyzer) observeLines(dst []event.Event, slot int32, t *track) []event
 			if side < 0 {
 				dir = event.Out
 			}
-			cls := r.counts.index(t.label)
+			cls := r.counts.index(t.kind())
 			r.counts.totals[cls][dir-1]++
 			dst = a.emit(dst, event.LineCross, t)
 			dst[len(dst)-1].Line, dst[len(dst)-1].Direction = d.src.Name, dir

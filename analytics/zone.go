@@ -44,17 +44,25 @@ type zoneTrack struct {
 	enter    time.Duration // PTS the visit began (its inertia run's first frame)
 }
 
-// allowed reports whether label passes a class filter (empty: all).
-func allowed(classes []string, label string) bool {
+// allowed reports whether t's label or group passes a class filter (empty: all).
+func allowed(classes []string, t *track) bool {
 	if len(classes) == 0 {
 		return true
 	}
 	for _, c := range classes {
-		if c == label {
+		if c == t.label || (t.group != "" && c == t.group) {
 			return true
 		}
 	}
 	return false
+}
+
+// kind is the class t counts under in the metrics: its group, or its label.
+func (t *track) kind() string {
+	if t.group != "" {
+		return t.group
+	}
+	return t.label
 }
 
 // observeZones updates track t (in slot, seen on the current frame) in every zone. A track of a
@@ -66,7 +74,7 @@ func (a *Analyzer) observeZones(dst []event.Event, slot int32, t *track) []event
 		d, r := &a.cur.zones[z], &a.zones[z]
 		s := &a.zst[int(slot)*nz+z]
 		in := false
-		if allowed(d.src.Classes, t.label) {
+		if allowed(d.src.Classes, t) {
 			p := anchor(t.box, d.fx, d.fy)
 			in = p.x >= r.lo.x && p.x <= r.hi.x && p.y >= r.lo.y && p.y <= r.hi.y && inPolygon(r.poly, p)
 		}
@@ -81,7 +89,7 @@ func (a *Analyzer) observeZones(dst []event.Event, slot int32, t *track) []event
 				s.run = 0
 				if in {
 					s.inside, s.loitered, s.enter = true, false, s.runStart
-					s.cls = r.counts.index(t.label)
+					s.cls = r.counts.index(t.kind())
 					r.counts.objects[s.cls]++
 					r.counts.totals[s.cls][0]++
 					dst = a.emit(dst, event.ZoneEnter, t)

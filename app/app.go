@@ -323,10 +323,11 @@ func NewEventsSink(path string) config.Sink {
 	return config.NewSink("jsonl", map[string]any{"path": path, "carry": "events"})
 }
 
-// checkClasses checks the class names of a stream's zones and lines against its model's labels
-// (loading the model if it is not yet: the stream would load it next anyway).
+// checkClasses checks the class names of a stream's zones, lines, groups, filters and masks
+// against its model's labels and its groups (loading the model if it is not yet: the stream
+// would load it next anyway).
 func (a *App) checkClasses(s *config.Stream) error {
-	named := false
+	named := len(s.Groups) > 0 || len(s.Filters) > 0 || len(s.Masks) > 0
 	for _, z := range s.Zones {
 		named = named || len(z.Classes) > 0
 	}
@@ -340,5 +341,6 @@ func (a *App) checkClasses(s *config.Stream) error {
 	if err != nil || e.Current() == nil {
 		return nil // the pipeline reports the model's error
 	}
-	return s.Config.Check(0, 0, e.Current().Labels())
+	labels := e.Current().Labels()
+	return errors.Join(s.Rules.Check(labels), s.Config.Check(0, 0, s.Rules.Names(labels)))
 }

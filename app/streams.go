@@ -85,7 +85,7 @@ func (a *App) SetScene(id string, c analytics.Config) error {
 		info := st.Source.Info()
 		w, h = info.Width, info.Height
 	}
-	if err := c.Check(w, h, labels); err != nil {
+	if err := c.Check(w, h, st.Decl.Rules.Names(labels)); err != nil {
 		return err
 	}
 	return a.Pipeline.SetScene(id, c)

@@ -21,7 +21,7 @@ type Evidence struct {
 	// Events are the event types recorded (line.cross, zone.enter, …); empty: all.
 	Events []string `yaml:"events,omitempty" json:"events,omitempty"`
 	// Zones, Lines and Classes narrow the events recorded to these zone names (zone.*), line
-	// names (line.cross) and labels; empty: all.
+	// names (line.cross) and labels or class groups (a stream's groups:); empty: all.
 	Zones   []string `yaml:"zones,omitempty" json:"zones,omitempty"`
 	Lines   []string `yaml:"lines,omitempty" json:"lines,omitempty"`
 	Classes []string `yaml:"classes,omitempty" json:"classes,omitempty"`

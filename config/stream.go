@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/vinfer/vinfer/analytics"
+	"github.com/vinfer/vinfer/objects"
 )
 
 // Stream declares one video stream. The same type is read from configuration files (YAML), sent
@@ -57,6 +58,9 @@ type Stream struct {
 	// Scene declares zones and lines (zones:, lines:, track_events:, retention:), whose events
 	// the stream reports (package analytics).
 	analytics.Config `yaml:",inline"`
+	// Rules declare class groups, object filters and masks (groups:, group_nms_iou:, filters:,
+	// masks:; package objects).
+	objects.Rules `yaml:",inline"`
 }
 
 // idPattern is what a stream id may hold (it appears in URL paths and file names).
@@ -107,6 +111,7 @@ func (s *Stream) Validate() error {
 	if len(s.Zones) > 0 || len(s.Lines) > 0 {
 		errs = append(errs, s.Config.Validate())
 	}
+	errs = append(errs, s.Rules.Validate())
 	if s.GPU != nil {
 		switch {
 		case *s.GPU < 0:

@@ -195,6 +195,55 @@ func decodeCases() []decodeCase {
 			want:  []Detection{{ClassID: 2, Label: "car", Score: 0.7, Box: [4]float32{72, 24, 104, 88}}},
 		},
 		{
+			// Rows as YOLOv10/YOLO26 end2end exports write them: final boxes, no NMS here (a car
+			// and a truck on one box both stay); rows below the threshold, with a class the
+			// labels cannot name or not a whole number, or a NaN score are dropped.
+			name: "end2end", family: FamilyEndToEnd, params: params(FamilyEndToEnd, 640, 640),
+			build: func() []tensor.Tensor {
+				t := newTensor("output0", 1, 300, 6)
+				for r, row := range [][6]float32{
+					{100, 120, 200, 260, 0.9, 2},
+					{100, 120, 200, 260, 0.8, 7},
+					{300, 300, 310, 310, 0.1, 0},
+					{10, 10, 50, 50, 0.95, 80},
+					{10, 10, 50, 50, 0.95, 2.5},
+					{10, 10, 50, 50, float32(math.NaN()), 1},
+					{10, 10, 50, 50, 0.7, -1},
+				} {
+					copy(t.Data[6*r:], row[:])
+				}
+				return []tensor.Tensor{t}
+			},
+			want: []Detection{
+				{ClassID: 2, Label: "car", Score: 0.9, Box: [4]float32{100, 120, 200, 260}},
+				{ClassID: 7, Label: "truck", Score: 0.8, Box: [4]float32{100, 120, 200, 260}},
+			},
+		},
+		{
+			// The same car through a centred letterbox of a 1280×960 frame (r = 0.5, 80 px
+			// bands above and below).
+			name: "end2end/letterbox", family: FamilyEndToEnd, params: params(FamilyEndToEnd, 640, 640),
+			build: func() []tensor.Tensor {
+				t := newTensor("output0", 1, 300, 6)
+				copy(t.Data, []float32{100, 120, 200, 260, 0.9, 2})
+				return []tensor.Tensor{t}
+			},
+			tr:   preprocess.Transform{ScaleX: 0.5, ScaleY: 0.5, OffsetY: 80, SrcWidth: 1280, SrcHeight: 960},
+			want: []Detection{{ClassID: 2, Label: "car", Score: 0.9, Box: [4]float32{200, 80, 400, 360}}},
+		},
+		{
+			// Stride 16 of a 320 input, cell (5,3): centre ((5+½)·16, (3+½)·16) = (88,56); sides
+			// 1,2,1,2 bins of 16. Outputs interleaved per level as PaddleDetection exports them.
+			name: "picodet", family: FamilyPicoDet, params: params(FamilyPicoDet, 320, 320),
+			build: func() []tensor.Tensor { return picoDet(false) },
+			want:  []Detection{{ClassID: 2, Label: "car", Score: 0.7, Box: [4]float32{72, 24, 104, 88}}},
+		},
+		{
+			name: "picodet/grouped", family: FamilyPicoDet, params: params(FamilyPicoDet, 320, 320),
+			build: func() []tensor.Tensor { return picoDet(true) },
+			want:  []Detection{{ClassID: 2, Label: "car", Score: 0.7, Box: [4]float32{72, 24, 104, 88}}},
+		},
+		{
 			name: "nanodet-legacy/distances", family: FamilyNanoDet, params: params(FamilyNanoDet, 320, 320),
 			build: func() []tensor.Tensor { return nanodetLegacy(1) },
 			want:  []Detection{{ClassID: 2, Label: "car", Score: 0.7, Box: [4]float32{72, 24, 104, 88}}},
@@ -258,4 +307,43 @@ func nanodetLegacy(bins int) []tensor.Tensor {
 		cls, dis = append(cls, c), append(dis, d)
 	}
 	return append(cls, dis...)
+}
+
+// picoDet builds the eight outputs of a PicoDet at 320×320 (strides 8,16,32,64): per level
+// scores [1,A,80] and distributions [1,A,32], interleaved (transpose_0.tmp_0 scores of stride 8,
+// transpose_1.tmp_0 its distributions, …) or grouped (every level's scores, then every level's
+// distributions). Stride 16, cell (5,3) holds a car at 0.7, sides 1,2,1,2 bins;
+// other scores are 0.
+func picoDet(grouped bool) []tensor.Tensor {
+	var cls, dis []tensor.Tensor
+	for _, s := range []int{8, 16, 32, 64} {
+		n := int64(ceilDiv(320, s) * ceilDiv(320, s))
+		c := newTensor("", 1, n, 80)
+		d := newTensor("", 1, n, 32)
+		if s == 16 {
+			for _, p := range []struct {
+				cell, class int
+				score       float32
+			}{{3*20 + 5, 2, 0.7}} {
+				c.Data[p.cell*80+p.class] = p.score
+				q := d.Data[p.cell*32 : (p.cell+1)*32]
+				for k, j := range []int{1, 2, 1, 2} {
+					oneHot(q[k*8:(k+1)*8], j)
+				}
+			}
+		}
+		cls, dis = append(cls, c), append(dis, d)
+	}
+	var outs []tensor.Tensor
+	if grouped {
+		outs = append(cls, dis...)
+	} else {
+		for i := range cls {
+			outs = append(outs, cls[i], dis[i])
+		}
+	}
+	for i := range outs {
+		outs[i].Name = "transpose_" + strconv.Itoa(i) + ".tmp_0"
+	}
+	return outs
 }

@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/vinfer/vinfer/preprocess"
 	"github.com/vinfer/vinfer/tensor"
@@ -46,6 +47,8 @@ type base struct {
 	family Family
 	p      Params
 	labels []string
+	// keepAll: the model ran its own NMS, so finish only sorts and caps the candidates.
+	keepAll bool
 }
 
 func (d *base) init(f Family, p Params, classes int) error {
@@ -75,7 +78,14 @@ func add(dst []Detection, class int, score float32, x1, y1, x2, y2 float32) []De
 // source pixels, drops those left with no area (wholly in the letterbox padding or outside the
 // frame) and names the classes.
 func (d *base) finish(dst []Detection, start int, tr preprocess.Transform) []Detection {
-	kept := nms(dst[start:], d.p.NMSIoU, !d.p.ClassAgnosticNMS, d.p.MaxDetections)
+	var kept []Detection
+	if d.keepAll {
+		kept = dst[start:]
+		slices.SortStableFunc(kept, byScore)
+		kept = kept[:min(len(kept), d.p.MaxDetections)]
+	} else {
+		kept = nms(dst[start:], d.p.NMSIoU, !d.p.ClassAgnosticNMS, d.p.MaxDetections)
+	}
 	identity := tr.ScaleX == 0 || tr.ScaleY == 0
 	n := start
 	for _, k := range kept {

@@ -201,6 +201,12 @@ func TestNewDecoderErrors(t *testing.T) {
 		{"nanodet plus rows", FamilyNanoDet, out("output", 1, 3549, 112), in(FamilyNanoDet, 416, 416), []string{"[N,3598,C+32]"}},
 		{"nanodet legacy missing", FamilyNanoDet, out("cls_pred_stride_8", 1, 1600, 80), in(FamilyNanoDet, 320, 320), []string{"dis_pred_stride_8"}},
 		{"nanodet legacy bins", FamilyNanoDet, append(out("cls_pred_stride_8", 1, 1600, 80), out("dis_pred_stride_8", 1, 1600, 44)...), in(FamilyNanoDet, 320, 320), []string{"[N,1600,32]"}},
+		{"end2end columns", FamilyEndToEnd, out("output0", 1, 300, 7), in(FamilyEndToEnd, 640, 640), []string{"[N,K,6]", "output0 [1 300 7]"}},
+		{"end2end rows", FamilyEndToEnd, out("output0", 1, 100000, 6), in(FamilyEndToEnd, 640, 640), []string{"K ≤ 10000"}},
+		{"picodet level", FamilyPicoDet, append(out("c8", 1, 1600, 80), append(out("d8", 1, 1600, 32), append(out("c16", 1, 400, 80), out("d16", 1, 399, 32)...)...)...),
+			in(FamilyPicoDet, 320, 320), []string{"picodet", "stride 16 wants 2 outputs", "d16 [1 399 32]"}},
+		{"picodet bins", FamilyPicoDet, append(out("c8", 1, 1600, 80), append(out("d8", 1, 1600, 40), append(out("c16", 1, 400, 80), out("d16", 1, 400, 40)...)...)...),
+			in(FamilyPicoDet, 320, 320), []string{"[N,1600,32] (reg_max 7)"}},
 		{"score threshold", FamilyYOLOX, out("output", 1, 3549, 85), Params{ScoreThreshold: 2, InputWidth: 416, InputHeight: 416}, []string{"score threshold 2"}},
 		{"anchors", FamilyYOLOv5, out("output0", 1, 25200, 85), Params{Anchors: [][]float32{{1, 2, 3}}, InputWidth: 640, InputHeight: 640}, []string{"w,h pairs"}},
 	} {

@@ -16,6 +16,11 @@
 //	            axis (Ultralytics YOLOv8 and YOLO11 export)
 //	nanodet     NanoDet-Plus [N,A,C+4(R+1)] (strides 8…64, centres x·s) or legacy NanoDet
 //	            cls_pred_stride_s [N,A_s,C] + dis_pred_stride_s [N,A_s,4(R+1)] (centres (x+½)·s)
+//	end2end     [N,K,6]: x1,y1,x2,y2 in input pixels, score, class, NMS done in the graph
+//	            (Ultralytics YOLOv10 / YOLO26 end2end export, YOLOv8 nms=True); no NMS here
+//	picodet     per level of stride s scores [N,A_s,C] and distributions [N,A_s,4(R+1)], paired
+//	            by cell count (PaddleDetection PP-PicoDet without post-processing, GFL heads;
+//	            centres (x+½)·s)
 //
 // Each family is one Kind in its own file (its layout, published preprocessing and defaults,
 // decoder and auto-detection), listed in the registry table in family.go; README.md says how

@@ -21,6 +21,11 @@ const (
 	// FamilyYOLOv8 also covers YOLO11, which has the same output layout.
 	FamilyYOLOv8  Family = "yolov8"
 	FamilyNanoDet Family = "nanodet"
+	// FamilyEndToEnd is a detector with NMS in the graph ([N,K,6], YOLOv10, YOLO26).
+	FamilyEndToEnd Family = "end2end"
+	// FamilyPicoDet is PaddleDetection PicoDet and other GFL heads exported without their
+	// post-processing (per-level class maps and box distributions).
+	FamilyPicoDet Family = "picodet"
 )
 
 // kinds is the family registry, one line per family, each Kind defined in its family's file.
@@ -33,6 +38,8 @@ var kinds = []Kind{
 	yolov5Kind,
 	yolov8Kind,
 	nanoDetKind,
+	endToEndKind,
+	picoDetKind,
 }
 
 // Kind describes a model family: everything vinfer knows about it, in one place. NewDecoder,

@@ -57,12 +57,13 @@ func generateModels(t *testing.T) (string, []generatedModel) {
 }
 
 // TestGeneratedExports runs ONNX models with the published output names and shapes of YOLOv5
-// (decoded and raw heads), YOLOv8 (dynamic batch) and NanoDet (Plus and legacy) through ONNX
-// Runtime, recognises each family from the session's shapes, and decodes the planted
-// detections.
+// (decoded and raw heads), YOLOv8 (dynamic batch), NanoDet (Plus and legacy), YOLOv10 end2end
+// (Ultralytics' top-k postprocess built into the graph) and PicoDet (per-level scores and
+// distributions) through ONNX Runtime, recognises each family from the session's shapes, and
+// decodes the planted detections.
 func TestGeneratedExports(t *testing.T) {
 	dir, models := generateModels(t)
-	if len(models) < 5 {
+	if len(models) < 7 {
 		t.Fatalf("%d models generated", len(models))
 	}
 	for _, m := range models {

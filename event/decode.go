@@ -22,6 +22,7 @@ type wire struct {
 	TrackID   *int64      `json:"track_id"`
 	ClassID   *int        `json:"class_id"`
 	Label     *string     `json:"label"`
+	Group     string      `json:"group"`
 	Score     *float32    `json:"score"`
 	Box       *[4]float32 `json:"box"`
 	Zone      *string     `json:"zone"`
@@ -70,7 +71,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	}
 	v := Event{
 		ID: *w.ID, Type: *w.Type, Stream: *w.Stream, Frame: *w.Frame, PTS: seconds(*w.PTS),
-		Time: *w.Time, TrackID: *w.TrackID, ClassID: *w.ClassID, Label: *w.Label,
+		Time: *w.Time, TrackID: *w.TrackID, ClassID: *w.ClassID, Label: *w.Label, Group: w.Group,
 		Score: *w.Score, Box: *w.Box, Evidence: decodeEvidence(&w),
 	}
 	switch v.Type {

@@ -27,6 +27,9 @@ type Event struct {
 	// ClassID is the object's class index, Label its name (may be empty).
 	ClassID int
 	Label   string
+	// Group is the class group Label belongs to (the stream's groups:), "" for none; encoded
+	// as "group" after "label" only when set.
+	Group string
 	// Score is the object's detection confidence, 0…1.
 	Score float32
 	// Box is the object's [x1,y1,x2,y2] in frame pixels: on the frame where the event was
@@ -69,6 +72,10 @@ func (e *Event) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(e.ClassID), 10)
 	b = append(b, `,"label":`...)
 	b = jsonenc.String(b, e.Label)
+	if e.Group != "" {
+		b = append(b, `,"group":`...)
+		b = jsonenc.String(b, e.Group)
+	}
 	b = append(b, `,"score":`...)
 	b = jsonenc.Float32(b, e.Score, 4)
 	b = append(b, `,"box":[`...)

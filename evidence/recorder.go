@@ -61,8 +61,8 @@ type Recorder struct {
 	// MaxClip bounds one clip: events extend an open clip only up to this length.
 	MaxClip time.Duration
 	// Types are the event types recorded; empty: all. Zones, Lines and Classes narrow it
-	// further: an event is recorded when its zone (zone.*), line (line.cross) or label is
-	// listed; an empty list passes everything of its kind.
+	// further: an event is recorded when its zone (zone.*), line (line.cross) or label (or its
+	// group, Event.Group) is listed; an empty list passes everything of its kind.
 	Types                 []event.Type
 	Zones, Lines, Classes []string
 	// MaxBytesPerStream and MaxBytes cap the files of one stream and of all (0: no cap);
@@ -339,7 +339,7 @@ func (r *Recorder) selected(ev *event.Event) bool {
 	if r.types != nil && !r.types[ev.Type] {
 		return false
 	}
-	if len(r.Classes) > 0 && !slices.Contains(r.Classes, ev.Label) {
+	if len(r.Classes) > 0 && !slices.Contains(r.Classes, ev.Label) && (ev.Group == "" || !slices.Contains(r.Classes, ev.Group)) {
 		return false
 	}
 	switch ev.Type {

@@ -76,6 +76,7 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range evidenceDescs {
 		ch <- d
 	}
+	ch <- descObjectsDropped
 	for _, d := range activityDescs {
 		ch <- d
 	}
@@ -127,6 +128,7 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descQueue, float64(s.Queue), id)
 		collectActivity(id, s.Activity, ch)
+		collectObjects(id, st, ch)
 		if ps := s.Pool; ps != nil {
 			gauge(descPool, float64(ps.InUse), id, "in_use")
 			gauge(descPool, float64(ps.Free), id, "free")

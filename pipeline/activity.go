@@ -32,7 +32,7 @@ func newGate(s *config.Stream, sc *scene) (*activity.Gate, error) {
 }
 
 // watched are the classes whose objects keep a gated stream active: those its zones and
-// lines count (as declared when the stream was added); all (nil map) when a zone or line
+// lines count (as declared when the stream was added; a group's name stands for its labels); all (nil map) when a zone or line
 // counts every class, with track events, or without a scene.
 type watched map[string]bool
 
@@ -45,19 +45,25 @@ func watchedClasses(s *config.Stream) watched {
 		if len(z.Classes) == 0 {
 			return nil
 		}
-		for _, c := range z.Classes {
-			w[c] = true
-		}
+		w.add(s, z.Classes)
 	}
 	for _, l := range s.Lines {
 		if len(l.Classes) == 0 {
 			return nil
 		}
-		for _, c := range l.Classes {
-			w[c] = true
-		}
+		w.add(s, l.Classes)
 	}
 	return w
+}
+
+// add watches classes, a group's name standing for its labels (detections carry labels).
+func (w watched) add(s *config.Stream, classes []string) {
+	for _, c := range classes {
+		w[c] = true
+		for _, l := range s.Groups[c] {
+			w[l] = true
+		}
+	}
 }
 
 // hasObjects reports whether a result shows objects that keep a gated stream active: tracked

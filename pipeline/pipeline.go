@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/objects"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -159,7 +160,11 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 		}
 		cfg.Preprocessor = cpu
 	}
-	sc, err := newScene(&cfg.Stream)
+	rules, err := objects.Compile(cfg.Stream.Rules)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", cfg.ID, err)
+	}
+	sc, err := newScene(&cfg.Stream, rules)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", cfg.ID, err)
 	}
@@ -170,9 +175,10 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", cfg.ID, err)
 	}
-	st := &stream{gate: gate, watch: watchedClasses(&cfg.Stream), scene: sc, cfg: cfg, ownPre: cpu, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
+	st := &stream{gate: gate, watch: watchedClasses(&cfg.Stream), scene: sc, rules: rules, cfg: cfg, ownPre: cpu, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		torn:   make(chan struct{}),
 		policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
+	st.stats.rules = rules
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
 	st.q.background = !cfg.Source.Live()
 	m.sched.add(st.q)

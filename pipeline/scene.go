@@ -6,6 +6,7 @@ import (
 
 	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/objects"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/track"
 )
@@ -16,11 +17,15 @@ import (
 type scene struct {
 	tracker  *track.Tracker
 	analyzer *analytics.Analyzer
-	dets     []track.Detection
-	tracks   []track.Track
-	objs     []analytics.Object
-	frame    analytics.Frame
-	last     sink.Result // the last processed frame's identity (no slices), for end
+	rules    *objects.Stage // class groups; nil: none
+	// names are the labels of the class ids seen (index = class id, up to maxNamed), to name a
+	// grouped track by the class its detections voted for.
+	names  []string
+	dets   []track.Detection
+	tracks []track.Track
+	objs   []analytics.Object
+	frame  analytics.Frame
+	last   sink.Result // the last processed frame's identity (no slices), for end
 	// checked is the frame size the zones and lines were last checked against; warn reports
 	// shapes that do not fit the frame (declared before its size was known).
 	checkedW, checkedH int
@@ -29,7 +34,7 @@ type scene struct {
 }
 
 // newScene builds a stream's scene; nil when the stream does not track (tracker: none).
-func newScene(s *config.Stream) (*scene, error) {
+func newScene(s *config.Stream, rules *objects.Stage) (*scene, error) {
 	if !s.Tracker.Enabled() {
 		return nil, nil
 	}
@@ -45,8 +50,11 @@ func newScene(s *config.Stream) (*scene, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &scene{tracker: t, analyzer: analytics.New(analytics.Options{Stream: s.ID}, set)}, nil
+	return &scene{tracker: t, rules: rules, analyzer: analytics.New(analytics.Options{Stream: s.ID}, set)}, nil
 }
+
+// maxNamed bounds scene.names: class ids above it keep their own label.
+const maxNamed = 4096
 
 // process tracks r's detections and appends the frame's events to r.Events.
 func (sc *scene) process(r *sink.Result) {
@@ -54,7 +62,14 @@ func (sc *scene) process(r *sink.Result) {
 	for i := range r.Detections {
 		d := &r.Detections[i]
 		d.TrackID = 0
-		sc.dets = append(sc.dets, track.Detection{Box: d.Box, Score: d.Score, ClassID: d.ClassID})
+		g, _ := sc.rules.Group(d.Label)
+		sc.dets = append(sc.dets, track.Detection{Box: d.Box, Score: d.Score, ClassID: d.ClassID, Group: g})
+		if g > 0 && d.ClassID >= 0 && d.ClassID < maxNamed {
+			if d.ClassID >= len(sc.names) {
+				sc.names = append(sc.names, make([]string, d.ClassID+1-len(sc.names))...)
+			}
+			sc.names[d.ClassID] = d.Label
+		}
 	}
 	tracks, err := sc.tracker.Update(r.PTS, sc.dets, sc.tracks[:0])
 	if errors.Is(err, track.ErrTimeBackwards) { // a looped file or a timestamp reset: start over
@@ -69,7 +84,11 @@ func (sc *scene) process(r *sink.Result) {
 		}
 		d := &r.Detections[t.Det]
 		d.TrackID = t.TrackID
-		sc.objs = append(sc.objs, analytics.Object{TrackID: t.TrackID, ClassID: d.ClassID, Label: d.Label, Score: d.Score, Box: d.Box})
+		if t.ClassID != d.ClassID && t.ClassID >= 0 && t.ClassID < len(sc.names) && sc.names[t.ClassID] != "" {
+			d.ClassID, d.Label = t.ClassID, sc.names[t.ClassID] // the grouped track's voted class
+		}
+		_, group := sc.rules.Group(d.Label)
+		sc.objs = append(sc.objs, analytics.Object{TrackID: t.TrackID, ClassID: d.ClassID, Label: d.Label, Group: group, Score: d.Score, Box: d.Box})
 	}
 	if set := sc.analyzer.Set(); r.Width != sc.checkedW || r.Height != sc.checkedH || set != sc.checkedSet {
 		sc.checkedW, sc.checkedH, sc.checkedSet = r.Width, r.Height, set

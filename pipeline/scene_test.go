@@ -16,7 +16,7 @@ import (
 func TestSceneEnd(t *testing.T) {
 	s := config.Stream{ID: "s", Config: analytics.Config{Zones: []analytics.Zone{
 		{Name: "z", Polygon: []analytics.Point{{0, 0}, {200, 0}, {200, 200}, {0, 200}}}}}}
-	sc, err := newScene(&s)
+	sc, err := newScene(&s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestSceneEnd(t *testing.T) {
 
 // TestSceneNone: tracker: none gives no scene (detections keep track id 0).
 func TestSceneNone(t *testing.T) {
-	sc, err := newScene(&config.Stream{ID: "s", Tracker: &config.Tracker{Disabled: true}})
+	sc, err := newScene(&config.Stream{ID: "s", Tracker: &config.Tracker{Disabled: true}}, nil)
 	if sc != nil || err != nil {
 		t.Fatal(sc, err)
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"github.com/vinfer/vinfer/internal/defs"
+	"github.com/vinfer/vinfer/objects"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,8 @@ type StreamStats struct {
 	LatencyNanos atomic.Int64
 	started      time.Time
 	endedAt      atomic.Int64 // unix nanos when the stream's loop ended, 0 while running
+
+	rules *objects.Stage // the stream's object rules, whose counters Counters reads; nil: none
 
 	mu       sync.Mutex
 	perClass map[string]int64
@@ -77,6 +80,9 @@ func (s *StreamStats) Counters() defs.StreamCounters {
 		Inferred: s.Inferred.Load(), Detections: s.Detections.Load(), LatencyNanos: s.LatencyNanos.Load()}
 	for i := range s.Dropped {
 		c.Dropped[i] = s.Dropped[i].Load()
+	}
+	if r := s.rules; r != nil {
+		c.Masked, c.Filtered, c.Merged = int64(r.Masked.Load()), int64(r.Filtered.Load()), int64(r.Merged.Load())
 	}
 	return c
 }

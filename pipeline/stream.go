@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/objects"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -105,6 +106,7 @@ type stream struct {
 	pool     atomic.Pointer[frame.Pool]      // its current pool (metrics)
 
 	scene *scene         // tracker and zones/lines; nil with tracker: none
+	rules *objects.Stage // groups, filters and masks; nil: none
 	gate  *activity.Gate // activity gating (config.Activity); nil: off
 	watch watched        // gate: classes whose objects keep the stream active (nil: all)
 

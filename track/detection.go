@@ -6,8 +6,13 @@ type Detection struct {
 	Box [4]float32
 	// Score is the detection confidence, 0…1.
 	Score float32
-	// ClassID is the class index; a track only matches detections of its own class.
+	// ClassID is the class index; a track only matches detections of its own class, unless
+	// Group is set.
 	ClassID int
+	// Group, when above 0, puts the detection in a group of classes (package objects): it
+	// matches the tracks of its group whatever their class, and a grouped track's class is the
+	// one its detections voted for, weighted by score, over its life. 0: the class alone.
+	Group int
 }
 
 // Track is one tracked object in the output of Tracker.Update: an object matched to a detection
@@ -20,7 +25,8 @@ type Track struct {
 	Box [4]float32
 	// Score is the score of this frame's detection.
 	Score float32
-	// ClassID is the class of the track (that of its detections).
+	// ClassID is the class of the track: that of its detections, or for a grouped track the
+	// class with the most score summed over its detections so far.
 	ClassID int
 	// Det is the index in Update's dets of this frame's detection.
 	Det int

@@ -16,7 +16,8 @@ type strack struct {
 	kf        kalman
 	rect      [4]float64 // box used for matching and duplicate removal
 	id        int64
-	class     int
+	class     int // association key: the class, or −group for a grouped track
+	votes     votes
 	score     float32
 	det       int // index of this frame's detection
 	state     trackState
@@ -37,7 +38,9 @@ func (s *strack) activate(b [4]float64, det int, d *Detection, id, frame int64, 
 	s.kf.initiate(xyah(b))
 	s.rect = s.kf.box()
 	s.id = id
-	s.class = d.ClassID
+	s.class = key(d)
+	s.votes = votes{}
+	s.votes.add(d.ClassID, d.Score)
 	s.score = d.Score
 	s.det = det
 	s.state = tracked
@@ -47,8 +50,9 @@ func (s *strack) activate(b [4]float64, det int, d *Detection, id, frame int64, 
 }
 
 // update corrects the track with detection det of box b (ByteTrack's update and re_activate).
-func (s *strack) update(b [4]float64, det int, score float32, frame int64, pts time.Duration) {
+func (s *strack) update(b [4]float64, det, class int, score float32, frame int64, pts time.Duration) {
 	s.kf.update(xyah(b))
+	s.votes.add(class, score)
 	s.rect = s.kf.box()
 	s.score = score
 	s.det = det
@@ -66,4 +70,51 @@ func (s *strack) predict(dt float64, moveRect bool) {
 	if moveRect {
 		s.rect = s.kf.box()
 	}
+}
+
+// key is a detection's association key: its class, or −Group for a grouped detection (classes
+// are ≥ 0, so the two never meet).
+func key(d *Detection) int {
+	if d.Group > 0 {
+		return -d.Group
+	}
+	return d.ClassID
+}
+
+// maxVotes bounds the classes a track remembers votes for; a class seen after that many others
+// has no say.
+const maxVotes = 8
+
+// votes is a track's score summed per class over its detections.
+type votes struct {
+	n     int
+	class [maxVotes]int
+	sum   [maxVotes]float32
+}
+
+func (v *votes) add(class int, score float32) {
+	if !(score > 0) || score > 1 {
+		score = 0 // NaN or out of range: a vote of no weight
+	}
+	for i := range v.n {
+		if v.class[i] == class {
+			v.sum[i] += score
+			return
+		}
+	}
+	if v.n < maxVotes {
+		v.class[v.n], v.sum[v.n] = class, score
+		v.n++
+	}
+}
+
+// winner returns the class with the largest sum (the first seen on a tie).
+func (v *votes) winner() int {
+	best := 0
+	for i := 1; i < v.n; i++ {
+		if v.sum[i] > v.sum[best] {
+			best = i
+		}
+	}
+	return v.class[best]
 }

@@ -84,7 +84,7 @@ type Tracker struct {
 	// Per-Update scratch.
 	dbox                              [][4]float64
 	dscore                            []float32
-	dclass                            []int
+	dclass, dlabel                    []int // association key, class
 	high, low, remainDets             []int32
 	pool, unconfirmed, remainTracked  []*strack
 	curTracked, refind, curLost, gone []*strack
@@ -263,7 +263,7 @@ func (t *Tracker) Update(pts time.Duration, dets []Detection, out []Track) ([]Tr
 				TrackID: s.id,
 				Box:     [4]float32{float32(s.rect[0]), float32(s.rect[1]), float32(s.rect[2]), float32(s.rect[3])},
 				Score:   s.score,
-				ClassID: s.class,
+				ClassID: s.votes.winner(),
 				Det:     s.det,
 			})
 		}
@@ -295,14 +295,15 @@ func (t *Tracker) expire(pts time.Duration) {
 
 // splitDetections converts the frame's detections and lists the high and low ones.
 func (t *Tracker) splitDetections(dets []Detection) {
-	t.dbox, t.dscore, t.dclass = t.dbox[:0], t.dscore[:0], t.dclass[:0]
+	t.dbox, t.dscore, t.dclass, t.dlabel = t.dbox[:0], t.dscore[:0], t.dclass[:0], t.dlabel[:0]
 	t.high, t.low = t.high[:0], t.low[:0]
 	for i := range dets {
 		d := &dets[i]
 		b := [4]float64{float64(d.Box[0]), float64(d.Box[1]), float64(d.Box[2]), float64(d.Box[3])}
 		t.dbox = append(t.dbox, b)
 		t.dscore = append(t.dscore, d.Score)
-		t.dclass = append(t.dclass, d.ClassID)
+		t.dclass = append(t.dclass, key(d))
+		t.dlabel = append(t.dlabel, d.ClassID)
 		w, h, s := b[2]-b[0], b[3]-b[1], float64(d.Score)
 		if !(w > 0 && h > 0) || math.IsInf(w, 0) || math.IsInf(h, 0) || math.IsNaN(b[0]+b[1]) {
 			continue
@@ -317,7 +318,7 @@ func (t *Tracker) splitDetections(dets []Detection) {
 }
 
 func (t *Tracker) updateTrack(s *strack, d int32, frame int64, pts time.Duration) {
-	s.update(t.dbox[d], int(d), t.dscore[d], frame, pts)
+	s.update(t.dbox[d], int(d), t.dlabel[d], t.dscore[d], frame, pts)
 }
 
 // updateLists builds the next tracked and lost lists as ByteTrack does: tracked = this frame's
@@ -369,8 +370,9 @@ func (t *Tracker) updateLists(frame int64, pts time.Duration) {
 	t.lost, t.nextLost = t.nextLost, t.lost
 }
 
-// removeDuplicates drops, from each pair of a tracked and a lost track of the same class closer
-// than DuplicateThresh in IoU distance, the one tracked for fewer frames (the tracked one on a tie).
+// removeDuplicates drops, from each pair of a tracked and a lost track of the same class (or
+// group) closer than DuplicateThresh in IoU distance, the one tracked for fewer frames (the
+// tracked one on a tie).
 func (t *Tracker) removeDuplicates() {
 	any := false
 	for _, a := range t.nextTracked {

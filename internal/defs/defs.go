@@ -175,6 +175,9 @@ type StreamCounters struct {
 	// LatencyNanos sums the decoder-to-result latency of inferred frames.
 	LatencyNanos int64
 	Dropped      [NumDropReasons]int64
+	// Masked, Filtered and Merged count the detections the stream's object rules removed: in a
+	// mask, rejected by a filter, suppressed inside a class group (package objects).
+	Masked, Filtered, Merged int64
 }
 
 // DroppedTotal sums drops over every reason.
