@@ -48,6 +48,8 @@ type Log struct {
 	Log *slog.Logger
 
 	enc     *zstd.Encoder
+	stop    chan struct{}
+	stopped chan struct{}
 	mu      sync.Mutex
 	streams map[string]*streamLog
 	closed  bool
@@ -93,6 +95,7 @@ func (l *Log) Init() error {
 		return err
 	}
 	l.enc, l.streams = enc, map[string]*streamLog{}
+	l.stop, l.stopped = make(chan struct{}), make(chan struct{})
 	ents, err := os.ReadDir(l.Dir)
 	if err != nil {
 		return fmt.Errorf("reslog: %w", err)
@@ -114,21 +117,60 @@ func (l *Log) Init() error {
 			l.Log.Warn("results log: cut a torn tail (vinfer stopped mid-write)", "file", cs[len(cs)-1].path)
 		}
 	}
+	go l.flusher()
 	return nil
+}
+
+// flusher appends the blocks that have waited a Block (a stream that stopped or stalls sends
+// no next frame to close its block).
+func (l *Log) flusher() {
+	defer close(l.stopped)
+	t := time.NewTicker(l.Block)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case now := <-t.C:
+			l.flushOlder(now.Add(-l.Block))
+		}
+	}
+}
+
+// flushOlder appends the blocks whose first frame was logged before t.
+func (l *Log) flushOlder(t time.Time) {
+	for _, s := range l.all() {
+		s.mu.Lock()
+		if s.e.n > 0 && s.opened.Before(t) {
+			l.flush(s)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (l *Log) all() []*streamLog {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ss := make([]*streamLog, 0, len(l.streams))
+	for _, s := range l.streams {
+		ss = append(ss, s)
+	}
+	return ss
 }
 
 // streamLog is one stream's open block and chunk; Write calls for a stream come in order
 // from one goroutine, mu guards against Close and Flush.
 type streamLog struct {
-	id    string
-	dir   string
-	mu    sync.Mutex
-	e     *encoder
-	f     *os.File
-	start time.Time // the open chunk's first frame
-	zones map[int64][]string
-	frame Frame // reused
-	out   []byte
+	id     string
+	dir    string
+	mu     sync.Mutex
+	e      *encoder
+	f      *os.File
+	start  time.Time // the open chunk's first frame
+	zones  map[int64][]string
+	frame  Frame     // reused
+	opened time.Time // when the open block got its first frame (wall clock of this process)
+	out    []byte
 }
 
 func (l *Log) stream(id string) *streamLog {
@@ -184,6 +226,9 @@ func (l *Log) Write(r *sink.Result) error {
 	if s.e.n > 0 && (f.Wall.UnixMicro()-s.e.first >= l.Block.Microseconds() || len(s.e.buf) >= maxBlockRaw ||
 		f.Wall.UnixMicro() < s.e.last) {
 		l.flush(s)
+	}
+	if s.e.n == 0 {
+		s.opened = time.Now()
 	}
 	s.e.add(f)
 	l.frames.Add(1)
@@ -306,13 +351,7 @@ func (s *streamLog) closeChunk() {
 
 // Flush appends every stream's open block (tests, shutdown).
 func (l *Log) Flush() {
-	l.mu.Lock()
-	ss := make([]*streamLog, 0, len(l.streams))
-	for _, s := range l.streams {
-		ss = append(ss, s)
-	}
-	l.mu.Unlock()
-	for _, s := range ss {
+	for _, s := range l.all() {
 		s.mu.Lock()
 		l.flush(s)
 		s.mu.Unlock()
@@ -321,9 +360,16 @@ func (l *Log) Flush() {
 
 // Close flushes every stream's block and closes the files; later Writes are ignored.
 func (l *Log) Close() error {
-	l.Flush()
 	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
 	l.closed = true
+	l.mu.Unlock()
+	close(l.stop)
+	<-l.stopped
+	l.mu.Lock()
 	ss := make([]*streamLog, 0, len(l.streams))
 	for _, s := range l.streams {
 		ss = append(ss, s)

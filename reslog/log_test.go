@@ -10,6 +10,7 @@ import (
 
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/event"
+	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/reslog"
 	"github.com/vinfer/vinfer/sink"
 )
@@ -61,7 +62,23 @@ func open(t testing.TB, dir string) *reslog.Log {
 	if err := l.Init(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { l.Close() })
 	return l
+}
+
+// The frames of a stream that stops without a closing result (no track left to end) show
+// once their block has waited its span: nothing stays in memory for the next frame.
+func TestStoppedStreamFlushed(t *testing.T) {
+	l := &reslog.Log{Dir: t.TempDir(), Block: 100 * time.Millisecond}
+	if err := l.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s := newScene("cam1", 3)
+	for range 10 {
+		l.Write(s.next())
+	}
+	testutil.Eventually(t, 30*time.Second, "the frames are readable", func() bool { return len(all(t, l, "cam1")) == 10 })
 }
 
 func all(t testing.TB, l *reslog.Log, stream string) []reslog.Frame {
