@@ -193,6 +193,13 @@ func TestRecordingAndResultsLog(t *testing.T) {
 		t.Errorf("the export holds %q frames (%v), want the clip's 120", out, err)
 	}
 
+	_, b = e.do("GET", "/metrics", "")
+	for _, m := range []string{"vinfer_recording_segments_total ", "vinfer_results_log_frames_total " + strconv.FormatInt(inferred, 10)} {
+		if !bytes.Contains(b, []byte(m)) {
+			t.Errorf("/metrics has no %q", m)
+		}
+	}
+
 	// Bad input: clear errors, nothing outside the recordings reached.
 	for path, code := range map[string]int{
 		"/api/streams/cam1/results?format=xml":                       http.StatusBadRequest,

@@ -166,3 +166,18 @@ func recErr(err error) error {
 	}
 	return err
 }
+
+// RecordingStats returns the recording's figures (defs.RecordingStatser).
+func (a *App) RecordingStats() (defs.RecordingStats, bool) {
+	if a.rec == nil {
+		return defs.RecordingStats{}, false
+	}
+	r := a.rec.rec.Stats()
+	s := defs.RecordingStats{Segments: r.Segments, Fragments: r.Fragments, Bytes: r.Bytes, DroppedGOPs: r.Dropped,
+		Repaired: r.Repaired, RemovedTorn: r.Removed, Retained: r.Retained}
+	if a.rec.log != nil {
+		l := a.rec.log.Stats()
+		s.ResultFrames, s.ResultBytes, s.ResultsDropped, s.ResultsTorn = l.Frames, l.Bytes, l.Dropped, l.Torn
+	}
+	return s, true
+}

@@ -40,3 +40,20 @@ type Recordings interface {
 	// MOTChallenge rows ("mot"); ErrNotRecorded without a results log.
 	ResultsExport(w io.Writer, stream string, from, to time.Time, format string) error
 }
+
+// RecordingStats are the recorder's and the results log's counters since start.
+type RecordingStats struct {
+	Segments, Fragments, Bytes int64 // segments closed, fragments (GOPs) and bytes written
+	DroppedGOPs                int64 // GOPs not recorded: buffer or queue full, write failed
+	Repaired, RemovedTorn      int64 // crash-cut segments cut back at start, or removed
+	Retained                   int64 // segments removed by retention
+	ResultFrames, ResultBytes  int64 // frames and bytes appended to the results log
+	ResultsDropped             int64 // frames lost to write failures
+	ResultsTorn                int64 // torn results-log tails cut at start
+}
+
+// RecordingStatser reports the recording's figures (metrics); ok is false when nothing is
+// recorded.
+type RecordingStatser interface {
+	RecordingStats() (s RecordingStats, ok bool)
+}
