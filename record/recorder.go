@@ -49,10 +49,11 @@ type Recorder struct {
 	// Log receives write failures (default slog.Default()).
 	Log *slog.Logger
 
-	mu      sync.Mutex
-	streams map[*streamRec]struct{}
-	wg      sync.WaitGroup
-	retMu   sync.Mutex
+	mu         sync.Mutex
+	streams    map[*streamRec]struct{}
+	wg         sync.WaitGroup
+	retMu      sync.Mutex
+	lastGlobal time.Time // retMu: the last pass over every stream
 
 	segments, fragments, bytes, dropped, repaired, removedTorn, retained, failed atomic.Int64
 }
@@ -114,7 +115,7 @@ func (r *Recorder) Init() error {
 			r.recover(p)
 		}
 	}
-	r.retain()
+	r.retain("")
 	return nil
 }
 
@@ -289,7 +290,7 @@ func (s *streamRec) write() {
 			r.segments.Add(1)
 		}
 		seg = nil
-		r.retain()
+		r.retain(s.id)
 		if r.OnSegment != nil {
 			r.OnSegment(s.id)
 		}
@@ -312,7 +313,7 @@ func (s *streamRec) write() {
 				r.failed.Add(1)
 				r.Log.Warn("recording: cannot open a segment, GOP dropped", "stream", s.id, "err", err)
 				if errors.Is(err, unix.ENOSPC) {
-					r.retain()
+					r.retain(s.id)
 				}
 				continue
 			}
@@ -330,7 +331,7 @@ func (s *streamRec) write() {
 		r.fragments.Add(1)
 		r.bytes.Add(seg.size - before)
 		if free, err := freeBytes(r.Dir); err == nil && free < r.minFree() {
-			r.retain()
+			r.retain(s.id)
 		}
 	}
 }

@@ -53,13 +53,17 @@ func (r *Recorder) streamDirs() []string {
 	return out
 }
 
-// retain removes closed segments: those that ended before MaxAge, then the oldest of a stream
-// over MaxBytesPerStream, then the oldest of all while over MaxBytes or under MinFree.
-func (r *Recorder) retain() {
+// globalEvery spaces the retention passes over every stream's segments (max_bytes) when the
+// file system has room: a segment closing checks its own stream's.
+const globalEvery = 30 * time.Second
+
+// retain removes closed segments: those of stream (every stream's when "") that ended before
+// MaxAge, then its oldest over MaxBytesPerStream; then, at most every globalEvery unless the
+// file system is under MinFree, the oldest of all while over MaxBytes or under MinFree.
+func (r *Recorder) retain(stream string) {
 	r.retMu.Lock()
 	defer r.retMu.Unlock()
 	now := time.Now()
-	var all []Seg
 	touched := map[string]bool{}
 	remove := func(s Seg) bool {
 		if os.Remove(filepath.Join(r.Dir, s.Stream, s.Name)) != nil {
@@ -69,7 +73,11 @@ func (r *Recorder) retain() {
 		touched[s.Stream] = true
 		return true
 	}
-	for _, id := range r.streamDirs() {
+	ids := []string{stream}
+	if stream == "" {
+		ids = r.streamDirs()
+	}
+	for _, id := range ids {
 		segs := r.list(id)
 		var total int64
 		for _, s := range segs {
@@ -79,24 +87,42 @@ func (r *Recorder) retain() {
 			old := r.MaxAge > 0 && now.Sub(s.End) > r.MaxAge
 			big := r.MaxBytesPerStream > 0 && total > r.MaxBytesPerStream
 			if !old && !big {
-				all = append(all, s)
-				continue
+				break // the rest are newer (sorted by start)
 			}
 			if remove(s) {
 				total -= s.Size
-			} else {
-				all = append(all, s)
 			}
 		}
+	}
+	need := int64(0)
+	if free, err := freeBytes(r.Dir); err == nil {
+		need = r.minFree() - free
+	}
+	if stream == "" || need > 0 || (r.MaxBytes > 0 && now.Sub(r.lastGlobal) >= globalEvery) {
+		r.lastGlobal = now
+		r.retainAll(need, remove)
+	}
+	if r.OnSegment != nil {
+		for id := range touched {
+			r.OnSegment(id)
+		}
+	}
+}
+
+// retainAll removes the oldest segments of all streams while over MaxBytes or need bytes short
+// of MinFree.
+func (r *Recorder) retainAll(need int64, remove func(Seg) bool) {
+	if r.MaxBytes <= 0 && need <= 0 {
+		return
+	}
+	var all []Seg
+	for _, id := range r.streamDirs() {
+		all = append(all, r.list(id)...)
 	}
 	slices.SortFunc(all, func(a, b Seg) int { return cmp.Or(a.End.Compare(b.End), cmp.Compare(a.Stream, b.Stream)) })
 	var total int64
 	for _, s := range all {
 		total += s.Size
-	}
-	need := int64(0)
-	if free, err := freeBytes(r.Dir); err == nil {
-		need = r.minFree() - free
 	}
 	for _, s := range all {
 		if (r.MaxBytes <= 0 || total <= r.MaxBytes) && need <= 0 {
@@ -105,11 +131,6 @@ func (r *Recorder) retain() {
 		if remove(s) {
 			total -= s.Size
 			need -= s.Size
-		}
-	}
-	if r.OnSegment != nil {
-		for id := range touched {
-			r.OnSegment(id)
 		}
 	}
 }
