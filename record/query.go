@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
@@ -44,17 +46,25 @@ func (r *Recorder) Segments(stream string, from, to time.Time) ([]Seg, error) {
 	return out, nil
 }
 
-// Oldest returns the start of stream's oldest segment (zero: none): the results log keeps
-// what is newer.
+// Oldest returns the start of stream's oldest recorded video, closed or being written; with
+// none, the time now: the results log keeps only what is newer.
 func (r *Recorder) Oldest(stream string) time.Time {
+	now := time.Now()
 	if !validID(stream) {
-		return time.Time{}
+		return now
 	}
-	segs := r.list(stream)
-	if len(segs) == 0 {
-		return time.Time{}
+	oldest := now
+	if segs := r.list(stream); len(segs) > 0 {
+		oldest = segs[0].Start
 	}
-	return segs[0].Start
+	parts, _ := filepath.Glob(filepath.Join(r.Dir, stream, "*"+partExt))
+	for _, p := range parts {
+		ms, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(p), partExt), 10, 64)
+		if err == nil && time.UnixMilli(ms).Before(oldest) {
+			oldest = time.UnixMilli(ms)
+		}
+	}
+	return oldest
 }
 
 // Open opens one of stream's closed segments by its name (START-END.mp4, checked: nothing

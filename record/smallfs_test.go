@@ -73,3 +73,22 @@ func TestRetentionAgeAndSize(t *testing.T) {
 		t.Error("every segment removed")
 	}
 }
+
+// Oldest, which the results log's retention follows, is the start of the oldest video kept,
+// and the time now once none is left.
+func TestOldestFollowsRetention(t *testing.T) {
+	units := readUnits(t, sample, 12*time.Second)
+	dir := t.TempDir()
+	r := newRecorder(t, dir, func(r *record.Recorder) { r.Segment = 5 * time.Second })
+	feed(t, r, r.Observer("cam1"), units)
+	r.Close()
+	segs, _ := r.Segments("cam1", time.Time{}, time.Time{})
+	if got := r.Oldest("cam1"); !got.Equal(segs[0].Start) {
+		t.Errorf("oldest %v, want the first segment's start %v", got, segs[0].Start)
+	}
+	r2 := newRecorder(t, dir, func(r *record.Recorder) { r.MaxAge = time.Since(t0.Add(12*time.Second)) / 2 })
+	r2.Close()
+	if got := r2.Oldest("cam1"); time.Since(got) > time.Minute {
+		t.Errorf("oldest %v with every segment gone, want now", got)
+	}
+}
