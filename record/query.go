@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,8 +26,8 @@ var (
 // MaxExport bounds the time range one export covers.
 const MaxExport = time.Hour
 
-// maxSegmentRead bounds a segment file an export reads into memory.
-const maxSegmentRead = 1 << 30
+// maxFragment bounds one fragment (a GOP) or init section an export reads into memory.
+const maxFragment = 256 << 20
 
 // Segments returns stream's closed segments overlapping [from, to) (zero to: no end), oldest
 // first.
@@ -101,40 +100,37 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 	var seq uint32
 	var scratch seekablebuffer.Buffer
 	for _, s := range segs {
-		b, err := readSegment(filepath.Join(r.Dir, stream, s.Name))
+		f, err := os.Open(filepath.Join(r.Dir, stream, s.Name))
 		if err != nil {
 			continue // removed by retention meanwhile
 		}
-		n := initLen(b)
-		if n == 0 {
-			continue
-		}
-		if init == nil {
-			init = b[:n]
-			if _, err := w.Write(init); err != nil {
-				return err
-			}
-		} else if !bytes.Equal(init, b[:n]) {
-			break
-		}
-		var parts fmp4.Parts
-		if err := parts.Unmarshal(b[n:]); err != nil {
-			continue
-		}
 		var segEnd uint64
-		for _, p := range parts {
-			if len(p.Tracks) != 1 {
-				continue
+		same := true
+		err = fragments(f, func(head []byte) bool {
+			if init == nil {
+				init = append([]byte(nil), head...)
+				_, err := w.Write(init)
+				return err == nil
 			}
-			t := p.Tracks[0]
+			same = bytes.Equal(init, head)
+			return same
+		}, func(frag []byte) error {
+			var parts fmp4.Parts
+			if err := parts.Unmarshal(frag); err != nil || len(parts) != 1 || len(parts[0].Tracks) != 1 {
+				return nil // a fragment not of ours: skipped
+			}
+			t := parts[0].Tracks[0]
 			var dur uint64
 			for _, sm := range t.Samples {
 				dur += uint64(sm.Duration)
 			}
 			segEnd = max(segEnd, t.BaseTime+dur)
 			at := s.Start.Add(time.Duration(t.BaseTime) * time.Second / timescale)
-			if !at.Add(time.Duration(dur)*time.Second/timescale).After(from) || !at.Before(to) {
-				continue
+			if !at.Before(to) {
+				return errStop // the rest of the segment is later still
+			}
+			if !at.Add(time.Duration(dur)*time.Second/timescale).After(from) {
+				return nil
 			}
 			if seq == 0 {
 				shift = offset + t.BaseTime
@@ -145,9 +141,15 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 			if err := np.Marshal(&scratch); err != nil {
 				return err
 			}
-			if _, err := w.Write(scratch.Bytes()); err != nil {
-				return err
-			}
+			_, err := w.Write(scratch.Bytes())
+			return err
+		})
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if !same {
+			break
 		}
 		offset += segEnd
 	}
@@ -157,35 +159,60 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 	return nil
 }
 
-func readSegment(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSegmentRead+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSegmentRead {
-		return nil, fmt.Errorf("record: %s is over %d bytes", path, maxSegmentRead)
-	}
-	return b, nil
-}
+// errStop ends fragments early without an error.
+var errStop = errors.New("stop")
 
-// initLen returns the length of a segment's init section (the boxes before the first moof);
-// 0 when it has none.
-func initLen(b []byte) int {
-	off := 0
-	for off+8 <= len(b) {
-		n := int(binary.BigEndian.Uint32(b[off:]))
-		if string(b[off+4:off+8]) == "moof" {
-			return off
+// fragments reads a segment box by box: head gets the boxes before the first moof (the init
+// section; false stops), frag each moof with the mdat after it. Each read is bounded by
+// maxFragment; a torn or oversized box ends the walk.
+func fragments(f *os.File, head func([]byte) bool, frag func([]byte) error) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	size := fi.Size()
+	var hdr [8]byte
+	off, moof := int64(0), int64(-1)
+	for off+8 <= size {
+		if _, err := f.ReadAt(hdr[:], off); err != nil {
+			return nil
 		}
-		if n < 8 || off+n > len(b) {
-			return 0
+		n := int64(binary.BigEndian.Uint32(hdr[:4]))
+		typ := string(hdr[4:])
+		if n < 8 || off+n > size {
+			return nil
+		}
+		switch {
+		case typ == "moof" && moof < 0:
+			if off > maxFragment {
+				return nil
+			}
+			if off > 0 && head != nil {
+				b := make([]byte, off)
+				if _, err := f.ReadAt(b, 0); err != nil || !head(b) {
+					return nil
+				}
+				head = nil
+			}
+			moof = off
+		case typ == "mdat" && moof >= 0:
+			end := off + n
+			if end-moof > maxFragment {
+				return nil
+			}
+			b := make([]byte, end-moof)
+			if _, err := f.ReadAt(b, moof); err != nil {
+				return nil
+			}
+			if err := frag(b); err != nil {
+				if errors.Is(err, errStop) {
+					return nil
+				}
+				return err
+			}
+			moof = -1
 		}
 		off += n
 	}
-	return 0
+	return nil
 }
