@@ -129,7 +129,7 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 			if !at.Before(to) {
 				return errStop // the rest of the segment is later still
 			}
-			if !at.Add(time.Duration(dur)*time.Second/timescale).After(from) {
+			if !at.Add(time.Duration(dur) * time.Second / timescale).After(from) {
 				return nil
 			}
 			if seq == 0 {
