@@ -248,10 +248,11 @@ func (s *streamRec) send(nextDTS time.Duration, end time.Time) {
 		s.r.dropped.Add(1)
 		return
 	}
+	s.queued.Add(int64(g.bytes))
 	select {
 	case s.ch <- g:
-		s.queued.Add(int64(g.bytes))
 	default:
+		s.queued.Add(-int64(g.bytes))
 		s.r.dropped.Add(1)
 	}
 }
