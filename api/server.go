@@ -266,6 +266,7 @@ func (s *Server) routes() http.Handler {
 	api("/api/events", methods{"GET": s.recordedOr(s.clustered(s.sse))}.serve) // api/evidence.go
 	api("/api/ws", methods{"GET": s.clustered(s.websocket)}.serve)
 	s.evidenceRoutes(mux, api)
+	s.recordingRoutes(api) // api/recordings.go
 	authed("/metrics", s.Metrics.Handler())
 	debugRoutes(authed)
 	mux.Handle("/", webHandler())

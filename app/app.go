@@ -43,6 +43,7 @@ type App struct {
 	limits  *limits
 
 	evidence *evidence.Recorder // nil without an evidence section (app/evidence.go)
+	rec      *recording         // nil without a record section (app/record.go)
 	gb       *gbPlatform        // the GB28181 platform (gb28181.go), nil without a gb28181: section
 
 	failed      failedStreams // configured streams that could not start (retry.go)
@@ -102,6 +103,13 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	if a.evidence != nil { // closed with the sinks, after the last result
 		a.sinks = append([]sink.Sink{a.evidence}, a.sinks...)
+	}
+	if err := a.openRecord(cfg.Record); err != nil {
+		a.closeSinks()
+		return nil, err
+	}
+	if a.rec != nil { // the results log, closed with the sinks
+		a.sinks = append(a.sinks, a.rec)
 	}
 	if err := a.startGB28181(); err != nil {
 		a.closeSinks()
@@ -206,7 +214,11 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 		return errOpen{err}
 	}
 	sc.Source = src
+	recorded := a.recordStream(&sc, &s) // app/record.go
 	if err := a.Pipeline.AddStream(sc); err != nil {
+		if recorded != nil {
+			recorded.EndOfStream()
+		}
 		src.Close()
 		a.limits.drop(s.ID)
 		return err

@@ -24,6 +24,9 @@ type Config struct {
 	Sources Sources `yaml:"sources,omitempty" json:"sources,omitempty"`
 	// Evidence records clips and snapshots of scene events (config/evidence.go); nil: off.
 	Evidence *Evidence `yaml:"evidence,omitempty" json:"evidence,omitempty"`
+	// Record keeps the video and per-frame results of streams with record: true
+	// (config/record.go); nil: off.
+	Record *Record `yaml:"record,omitempty" json:"record,omitempty"`
 	// GB28181 makes vinfer a GB28181 platform (SIP server); nil: none.
 	GB28181 *GB28181 `yaml:"gb28181,omitempty" json:"gb28181,omitempty"`
 	// Cluster makes this process a node of a cluster over NATS JetStream (config/cluster.go);
@@ -88,6 +91,9 @@ func (c *Config) Validate() error {
 	if c.Evidence != nil {
 		errs = append(errs, c.Evidence.Validate())
 	}
+	if c.Record != nil {
+		errs = append(errs, c.Record.Validate())
+	}
 	if c.GB28181 != nil {
 		errs = append(errs, c.GB28181.Init())
 	}
@@ -116,6 +122,9 @@ func (c *Config) Validate() error {
 // models: what a stream needs before it may be added, from a file or through the API.
 func (c *Config) CheckStream(s *Stream) error {
 	if err := s.Validate(); err != nil {
+		return err
+	}
+	if err := c.checkRecord(s); err != nil {
 		return err
 	}
 	m := c.Model(s.Model)
@@ -161,6 +170,9 @@ func (c *Config) resolvePaths() {
 	}
 	if c.Evidence != nil {
 		c.Evidence.Dir = c.Resolve(c.Evidence.Dir)
+	}
+	if c.Record != nil {
+		c.Record.Dir = c.Resolve(c.Record.Dir)
 	}
 	c.Output.TLSCert, c.Output.TLSKey = c.Resolve(c.Output.TLSCert), c.Resolve(c.Output.TLSKey)
 	for _, o := range []*string{&c.Output.JSONL, &c.Output.Events} {

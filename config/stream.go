@@ -55,6 +55,9 @@ type Stream struct {
 	// Activity gates the stream's inference and decoding on its scene's activity
 	// (config/activity.go, docs/activity.md); nil: the configuration's defaults (off).
 	Activity *Activity `yaml:"activity,omitempty" json:"activity,omitempty"`
+	// Record keeps the stream's coded video and per-frame results (the record section,
+	// config/record.go, docs/recording.md).
+	Record bool `yaml:"record,omitempty" json:"record,omitempty"`
 	// Scene declares zones and lines (zones:, lines:, track_events:, retention:), whose events
 	// the stream reports (package analytics).
 	analytics.Config `yaml:",inline"`

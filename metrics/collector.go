@@ -80,6 +80,9 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range activityDescs {
 		ch <- d
 	}
+	for _, d := range recordDescs { // metrics/record.go
+		ch <- d
+	}
 	c.m.streamLatency.Describe(ch)
 }
 
@@ -201,6 +204,7 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descEfficiency, r.Efficiency, name)
 	}
 	collectEvidence(ref.Source, ch)
+	collectRecording(ref.Source, ch)
 	for _, g := range ref.GPUs() {
 		dev := strconv.Itoa(g.Ordinal)
 		gauge(descGPUUsed, float64(g.MemUsed), dev)

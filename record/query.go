@@ -1,0 +1,218 @@
+package record
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
+	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4/seekablebuffer"
+)
+
+// Errors of the queries.
+var (
+	ErrNoStream  = errors.New("record: not a stream id")
+	ErrNoSegment = errors.New("record: no such segment")
+	ErrTooLong   = errors.New("record: the range is longer than MaxExport")
+	ErrNothing   = errors.New("record: no recorded video in the range")
+)
+
+// MaxExport bounds the time range one export covers.
+const MaxExport = time.Hour
+
+// maxFragment bounds one fragment (a GOP) or init section an export reads into memory.
+const maxFragment = 256 << 20
+
+// Segments returns stream's closed segments overlapping [from, to) (zero to: no end), oldest
+// first.
+func (r *Recorder) Segments(stream string, from, to time.Time) ([]Seg, error) {
+	if !validID(stream) {
+		return nil, ErrNoStream
+	}
+	var out []Seg
+	for _, s := range r.list(stream) {
+		if s.End.Before(from) || (!to.IsZero() && !s.Start.Before(to)) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Oldest returns the start of stream's oldest recorded video, closed or being written; with
+// none, the time now: the results log keeps only what is newer.
+func (r *Recorder) Oldest(stream string) time.Time {
+	now := time.Now()
+	if !validID(stream) {
+		return now
+	}
+	oldest := now
+	if segs := r.list(stream); len(segs) > 0 {
+		oldest = segs[0].Start
+	}
+	parts, _ := filepath.Glob(filepath.Join(r.Dir, stream, "*"+partExt))
+	for _, p := range parts {
+		ms, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(p), partExt), 10, 64)
+		if err == nil && time.UnixMilli(ms).Before(oldest) {
+			oldest = time.UnixMilli(ms)
+		}
+	}
+	return oldest
+}
+
+// Open opens one of stream's closed segments by its name (START-END.mp4, checked: nothing
+// else reaches the path).
+func (r *Recorder) Open(stream, name string) (*os.File, error) {
+	if !validID(stream) {
+		return nil, ErrNoStream
+	}
+	if _, _, ok := parseSegName(name); !ok {
+		return nil, ErrNoSegment
+	}
+	f, err := os.Open(filepath.Join(r.Dir, stream, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNoSegment
+	}
+	return f, err
+}
+
+// Export writes the video of stream in [from, to) as one fragmented MP4, the coded video as
+// recorded: the init section of the first segment, then the fragments (GOPs) overlapping the
+// range, on one timeline (gaps between segments closed up). It stops before a segment whose
+// codec or parameter sets differ from the first's. from and to may be at most MaxExport apart.
+func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error {
+	if to.Sub(from) > MaxExport {
+		return ErrTooLong
+	}
+	segs, err := r.Segments(stream, from, to)
+	if err != nil {
+		return err
+	}
+	var init []byte
+	var offset uint64 // the timeline's end so far, in timescale ticks
+	var shift uint64  // the first fragment exported starts the timeline at 0
+	var seq uint32
+	var scratch seekablebuffer.Buffer
+	for _, s := range segs {
+		f, err := os.Open(filepath.Join(r.Dir, stream, s.Name))
+		if err != nil {
+			continue // removed by retention meanwhile
+		}
+		var segEnd uint64
+		same := true
+		err = fragments(f, func(head []byte) bool {
+			if init == nil {
+				init = append([]byte(nil), head...)
+				_, err := w.Write(init)
+				return err == nil
+			}
+			same = bytes.Equal(init, head)
+			return same
+		}, func(frag []byte) error {
+			var parts fmp4.Parts
+			if err := parts.Unmarshal(frag); err != nil || len(parts) != 1 || len(parts[0].Tracks) != 1 {
+				return nil // a fragment not of ours: skipped
+			}
+			t := parts[0].Tracks[0]
+			var dur uint64
+			for _, sm := range t.Samples {
+				dur += uint64(sm.Duration)
+			}
+			segEnd = max(segEnd, t.BaseTime+dur)
+			at := s.Start.Add(time.Duration(t.BaseTime) * time.Second / timescale)
+			if !at.Before(to) {
+				return errStop // the rest of the segment is later still
+			}
+			if !at.Add(time.Duration(dur) * time.Second / timescale).After(from) {
+				return nil
+			}
+			if seq == 0 {
+				shift = offset + t.BaseTime
+			}
+			seq++
+			scratch.Reset()
+			np := fmp4.Part{SequenceNumber: seq, Tracks: []*fmp4.PartTrack{{ID: t.ID, BaseTime: offset + t.BaseTime - shift, Samples: t.Samples}}}
+			if err := np.Marshal(&scratch); err != nil {
+				return err
+			}
+			_, err := w.Write(scratch.Bytes())
+			return err
+		})
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if !same {
+			break
+		}
+		offset += segEnd
+	}
+	if init == nil || seq == 0 {
+		return ErrNothing
+	}
+	return nil
+}
+
+// errStop ends fragments early without an error.
+var errStop = errors.New("stop")
+
+// fragments reads a segment box by box: head gets the boxes before the first moof (the init
+// section; false stops), frag each moof with the mdat after it. Each read is bounded by
+// maxFragment; a torn or oversized box ends the walk.
+func fragments(f *os.File, head func([]byte) bool, frag func([]byte) error) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	size := fi.Size()
+	var hdr [8]byte
+	off, moof := int64(0), int64(-1)
+	for off+8 <= size {
+		if _, err := f.ReadAt(hdr[:], off); err != nil {
+			return nil
+		}
+		n := int64(binary.BigEndian.Uint32(hdr[:4]))
+		typ := string(hdr[4:])
+		if n < 8 || off+n > size {
+			return nil
+		}
+		switch {
+		case typ == "moof" && moof < 0:
+			if off > maxFragment {
+				return nil
+			}
+			if off > 0 && head != nil {
+				b := make([]byte, off)
+				if _, err := f.ReadAt(b, 0); err != nil || !head(b) {
+					return nil
+				}
+				head = nil
+			}
+			moof = off
+		case typ == "mdat" && moof >= 0:
+			end := off + n
+			if end-moof > maxFragment {
+				return nil
+			}
+			b := make([]byte, end-moof)
+			if _, err := f.ReadAt(b, moof); err != nil {
+				return nil
+			}
+			if err := frag(b); err != nil {
+				if errors.Is(err, errStop) {
+					return nil
+				}
+				return err
+			}
+			moof = -1
+		}
+		off += n
+	}
+	return nil
+}
