@@ -8,10 +8,11 @@ import (
 	"github.com/vinfer/vinfer/gb28181/manscdp"
 )
 
-// catalogPart is the most items per Catalog response MESSAGE: over UDP a part stays within
-// one unfragmented datagram (§9.5.2 allows several parts with one SumNum).
+// catalogPart* are the most items per Catalog response MESSAGE: over UDP a part stays within
+// one unfragmented datagram (sipgo refuses larger ones; §9.5.2 allows several parts with one
+// SumNum).
 const (
-	catalogPartUDP = 2
+	catalogPartUDP = 1
 	catalogPartTCP = 20
 	maxQueries     = 8 // queries answered at once; more are answered 486
 )

@@ -92,13 +92,16 @@ func newUpstream(c *Cascade, cfg config.GB28181Upstream) (*Upstream, error) {
 	if err := u.listen(); err != nil {
 		return nil, err
 	}
-	u.ua, err = sipgo.NewUA(sipgo.WithUserAgent(cfg.DeviceID), sipgo.WithUserAgentHostname(u.domain))
+	sipLog := slog.New(debugHandler{u.log.Handler()}).With("sip", true)
+	u.ua, err = sipgo.NewUA(sipgo.WithUserAgent(cfg.DeviceID), sipgo.WithUserAgentHostname(u.domain),
+		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(sipLog)),
+		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(sipLog)))
 	if err != nil {
 		u.closeSockets()
 		return nil, err
 	}
-	u.srv, _ = sipgo.NewServer(u.ua)
-	opts := []sipgo.ClientOption{sipgo.WithClientHostname(u.localIP)}
+	u.srv, _ = sipgo.NewServer(u.ua, sipgo.WithServerLogger(sipLog))
+	opts := []sipgo.ClientOption{sipgo.WithClientHostname(u.localIP), sipgo.WithClientLogger(sipLog)}
 	if u.udp != nil {
 		opts = append(opts, sipgo.WithClientPort(u.localPort), sipgo.WithClientConnectionAddr(u.udp.LocalAddr().String()))
 	}
