@@ -2,10 +2,21 @@ package app
 
 import (
 	"github.com/vinfer/vinfer/gb28181/cascade"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/pipeline"
 	"github.com/vinfer/vinfer/sink"
 )
+
+var _ defs.GB28181Upstreams = (*App)(nil)
+
+// GB28181Upstreams returns the upper platforms' states (defs.GB28181Upstreams).
+func (a *App) GB28181Upstreams() []defs.GB28181Upstream {
+	if a.gb == nil || a.gb.up == nil {
+		return nil
+	}
+	return a.gb.up.Infos()
+}
 
 // startCascade starts the GB28181 upward cascade of a gb28181 section with upstream entries
 // (gb28181/cascade): vinfer registers with each upper platform as a lower platform.

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/sink"
 )
@@ -71,6 +72,15 @@ func (c *Cascade) Init() error {
 
 // Upstream returns upstream i (in configuration order).
 func (c *Cascade) Upstream(i int) *Upstream { return c.ups[i] }
+
+// Infos returns every upstream's state, in configuration order.
+func (c *Cascade) Infos() []defs.GB28181Upstream {
+	out := make([]defs.GB28181Upstream, 0, len(c.ups))
+	for _, u := range c.ups {
+		out = append(out, u.Info())
+	}
+	return out
+}
 
 // Observer returns the tap of stream id (a pipeline.AUObserver), nil when no upper platform
 // has a channel of it.

@@ -32,11 +32,14 @@ const (
 )
 
 // start runs a Cascade toward up with password p and two channels (cam1, cam2).
-func start(t *testing.T, up *upsim.Upper, p string, logs *testutil.LogBuffer) *cascade.Cascade {
+func start(t *testing.T, up *upsim.Upper, p string, logs *testutil.LogBuffer, set ...func(*config.GB28181Upstream)) *cascade.Cascade {
 	t.Helper()
 	u := config.GB28181Upstream{ServerID: upperID, Address: up.Addr(), Transport: strings.ToLower(up.Transport), Password: p,
 		Local: "127.0.0.1:0", Keepalive: config.Duration(200 * time.Millisecond),
 		Channels: []config.GB28181UpChannel{{ID: channel1, Stream: "cam1", Name: "大门"}, {ID: channel2, Stream: "cam2"}}}
+	for _, f := range set {
+		f(&u)
+	}
 	if err := u.Init(0, lowerID); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +119,34 @@ func TestReregister(t *testing.T) {
 	testutil.Eventually(t, wait, "registered again after the keepalive was refused", func() bool { return up.Registers.Load() > n })
 	up.Forget.Store(false)
 	testutil.Eventually(t, wait, "registered", func() bool { return c.Upstream(0).Registered() })
+}
+
+// TestRefresh: a registration is renewed before it expires (at half its lifetime).
+func TestRefresh(t *testing.T) {
+	up := upsim.New(t, "TCP", upperID, password)
+	c := start(t, up, password, &testutil.LogBuffer{}, func(u *config.GB28181Upstream) { u.Expires = config.Duration(2 * time.Second) })
+	testutil.Eventually(t, wait, "three registrations of a 2 s lifetime", func() bool { return up.Registers.Load() >= 3 })
+	if got := up.Refused.Load(); got != 0 || !c.Upstream(0).Registered() {
+		t.Fatalf("refused %d, registered %v", got, c.Upstream(0).Registered())
+	}
+}
+
+// TestStranger: another platform's requests are refused, even with a configured channel.
+func TestStranger(t *testing.T) {
+	up := upsim.New(t, "UDP", upperID, password)
+	c := start(t, up, password, &testutil.LogBuffer{})
+	testutil.Eventually(t, wait, "registered", func() bool { return c.Upstream(0).Registered() })
+	stranger := upsim.New(t, "UDP", "34020000002000000066", password)
+	stranger.Aim(lowerID, c.Upstream(0).LocalAddr())
+	if m, _ := stranger.Query("Catalog", lowerID); m.Status() != 403 {
+		t.Fatalf("a stranger's Catalog query: %s, want 403", m.Start)
+	}
+	if m, _ := stranger.Invite(channel1, upsim.NewReceiver(t, "udp"), "0100000001"); m.Status() != 403 {
+		t.Fatalf("a stranger's INVITE: %s, want 403", m.Start)
+	}
+	if got := c.Upstream(0).Counters.Forbidden.Load(); got != 2 {
+		t.Fatalf("forbidden %d, want 2", got)
+	}
 }
 
 // responses waits for the query responses of cmd with sn and returns them.

@@ -23,3 +23,18 @@ type Counters struct {
 	// MediaDropped counts access units a slow session's queue dropped.
 	MediaDropped atomic.Int64
 }
+
+// Map returns the counters by name (defs.GB28181Upstream.Counters).
+func (c *Counters) Map() map[string]uint64 {
+	m := map[string]uint64{}
+	for _, e := range []struct {
+		k string
+		v *atomic.Int64
+	}{{"registrations", &c.Registrations}, {"refused", &c.Refused}, {"register_errors", &c.RegisterErrors},
+		{"keepalives", &c.Keepalives}, {"keepalive_failures", &c.KeepaliveFailures}, {"queries", &c.Queries},
+		{"forbidden", &c.Forbidden}, {"invites", &c.Invites}, {"byes", &c.Byes}, {"alarms_sent", &c.AlarmsSent},
+		{"alarms_dropped", &c.AlarmsDropped}, {"subscriptions", &c.Subscriptions}, {"media_dropped", &c.MediaDropped}} {
+		m[e.k] = uint64(e.v.Load())
+	}
+	return m
+}

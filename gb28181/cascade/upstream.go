@@ -16,6 +16,7 @@ import (
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/event"
+	"github.com/vinfer/vinfer/internal/defs"
 )
 
 // Limits of one upstream.
@@ -341,4 +342,10 @@ func (u *Upstream) respond(req *sip.Request, tx sip.ServerTransaction, code int,
 
 func (u *Upstream) contact() *sip.ContactHeader {
 	return &sip.ContactHeader{Address: sip.Uri{Scheme: "sip", User: u.cfg.DeviceID, Host: u.localIP, Port: u.localPort}}
+}
+
+// Info is the upstream's state (defs.GB28181Upstream).
+func (u *Upstream) Info() defs.GB28181Upstream {
+	return defs.GB28181Upstream{ServerID: u.cfg.ServerID, Address: u.cfg.Address, Transport: u.cfg.Transport,
+		Registered: u.registered.Load(), Sessions: u.Sessions(), Counters: u.Counters.Map()}
 }

@@ -330,6 +330,18 @@ func (u *Upper) reply(m *Msg, from net.Addr, conn net.Conn, code int, reason str
 	u.send(append([]byte(b.String()), body...), from, conn)
 }
 
+// Aim makes requests go to the lower platform id at addr (UDP) without its registration: a
+// stranger's requests.
+func (u *Upper) Aim(id, addr string) {
+	a, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	u.mu.Lock()
+	u.lower, u.lowerAt = id, a
+	u.mu.Unlock()
+}
+
 // Lower is the ID of the lower platform registered, "" before.
 func (u *Upper) Lower() string {
 	u.mu.Lock()
