@@ -112,13 +112,16 @@ func TestRegisterPassword(t *testing.T) {
 // REGISTER.
 func TestReregister(t *testing.T) {
 	up := upsim.New(t, "UDP", upperID, password)
-	c := start(t, up, password, &testutil.LogBuffer{})
+	c := start(t, up, password, &testutil.LogBuffer{}, func(u *config.GB28181Upstream) { u.Local = "" }) // the default: any address
 	testutil.Eventually(t, wait, "registered", func() bool { return c.Upstream(0).Registered() })
 	n := up.Registers.Load()
 	up.Forget.Store(true)
 	testutil.Eventually(t, wait, "registered again after the keepalive was refused", func() bool { return up.Registers.Load() > n })
 	up.Forget.Store(false)
 	testutil.Eventually(t, wait, "registered", func() bool { return c.Upstream(0).Registered() })
+	if m, _ := up.Query("DeviceStatus", lowerID); m.Status() != 200 { // requests reach the socket REGISTER came from
+		t.Fatalf("DeviceStatus: %s", m.Start)
+	}
 }
 
 // TestRefresh: a registration is renewed before it expires (at half its lifetime).
