@@ -94,37 +94,53 @@ func (u *Upstream) sendAlarms() {
 				}
 				a := manscdp.Alarm{DeviceID: ch.ID, Priority: u.cfg.AlarmPriority, Method: manscdp.AlarmMethodVideo, Type: typ,
 					EventType: et, Time: when, Description: describe(ev)}
-				if u.deliver(manscdp.AlarmNotify(u.sn.Add(1), a)) {
+				switch u.deliver(manscdp.AlarmNotify(u.sn.Add(1), a), a.Priority) {
+				case sent:
 					u.Counters.AlarmsSent.Add(1)
-				} else {
+				case failed:
 					u.Counters.AlarmsDropped.Add(1)
+				case filtered:
+					u.Counters.AlarmsFiltered.Add(1)
 				}
 			}
 		}
 	}
 }
 
-// deliver sends an alarm body: by NOTIFY to each alarm subscription (§9.11) when there are
-// some, else by MESSAGE (§9.4). It reports whether the upper platform accepted it.
-func (u *Upstream) deliver(body []byte) bool {
+// Outcomes of deliver.
+const (
+	sent     = iota // the upper platform accepted it
+	failed          // not registered, refused or unanswered
+	filtered        // no subscription's filter wants it
+)
+
+// deliver sends an alarm body of priority: by NOTIFY to each alarm subscription (§9.11)
+// whose filter wants it when there are subscriptions, else by MESSAGE (§9.4).
+func (u *Upstream) deliver(body []byte, priority int) int {
 	if !u.registered.Load() {
-		return false
+		return failed
 	}
 	subs := u.activeSubs()
 	if len(subs) == 0 {
 		res, err := u.message(body)
 		if err != nil || res.StatusCode != 200 {
 			u.log.Warn("GB28181 upstream: alarm not accepted", "err", err, "status", status(res))
-			return false
+			return failed
 		}
-		return true
+		return sent
 	}
-	ok := false
+	out := filtered
 	for _, s := range subs {
+		if !s.filter.WantsAlarm(priority, manscdp.AlarmMethodVideo) {
+			continue
+		}
 		res, err := u.notify(s, body)
 		if err == nil && res.StatusCode == 200 {
-			ok = true
+			out = sent
 			continue
+		}
+		if out == filtered {
+			out = failed
 		}
 		u.log.Warn("GB28181 upstream: alarm NOTIFY not accepted", "err", err, "status", status(res))
 		if err == nil && res.StatusCode == 481 { // the subscription is gone upstream
@@ -133,7 +149,7 @@ func (u *Upstream) deliver(body []byte) bool {
 			u.mu.Unlock()
 		}
 	}
-	return ok
+	return out
 }
 
 func status(res *sip.Response) int {
@@ -152,6 +168,7 @@ type subscription struct {
 	event             string  // the Event header to echo
 	expires           time.Time
 	cseq              uint32
+	filter            manscdp.Message // the SUBSCRIBE's priorities and methods
 }
 
 func (u *Upstream) activeSubs() []*subscription {
@@ -215,7 +232,7 @@ func (u *Upstream) onSubscribe(req *sip.Request, tx sip.ServerTransaction) {
 	if s == nil {
 		s = &subscription{callID: callID.Value(), localTag: sip.GenerateTagN(16)}
 	}
-	s.peerTag, s.remote, s.event = peerTag, remote, ev
+	s.peerTag, s.remote, s.event, s.filter = peerTag, remote, ev, *m
 	s.expires = time.Now().Add(time.Duration(expires) * time.Second)
 	if expires == 0 {
 		delete(u.subs, s.callID)

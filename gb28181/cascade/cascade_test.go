@@ -189,8 +189,11 @@ func TestQueries(t *testing.T) {
 					if m.Field("SumNum") != "2" {
 						t.Fatalf("SumNum %q, want 2", m.Field("SumNum"))
 					}
-					for _, item := range strings.Split(string(m.Body), "<Item>")[1:] {
-						it := &upsim.Msg{Body: []byte(item)}
+					for _, item := range strings.Split(m.Text(), "<Item>")[1:] {
+						it := &upsim.Msg{Body: []byte(`<?xml version="1.0" encoding="UTF-8"?>` + item)} // decoded already
+						if it.Field("DeviceID") == channel1 && it.Field("Name") != "大门" {
+							t.Fatalf("channel name %q, want 大门 (GB18030 as declared)", it.Field("Name"))
+						}
 						ids, status = append(ids, it.Field("DeviceID")), append(status, it.Field("Status"))
 					}
 				}
@@ -319,7 +322,8 @@ func TestAlarms(t *testing.T) {
 				t.Fatalf("alarm types %v, want tripwire 5, intrusion 6 (enter), loitering 8", types)
 			}
 
-			if m := up.SubscribeAlarms(lowerID, 600); m.Status() != 200 || m.Get("Expires") != "600" {
+			m, sub := up.SubscribeAlarms(lowerID, 600, "0", "", "")
+			if m.Status() != 200 || m.Get("Expires") != "600" {
 				t.Fatalf("SUBSCRIBE: %s %q", m.Start, m.Get("Expires"))
 			}
 			c.Write(events("cam1"))
@@ -327,8 +331,34 @@ func TestAlarms(t *testing.T) {
 			if n := len(alarms("MESSAGE")); n != 3 {
 				t.Fatalf("%d alarm MESSAGEs, want the first 3 only", n)
 			}
-			if got := c.Upstream(0).Counters.AlarmsSent.Load(); got != 6 {
+			for _, m := range alarms("NOTIFY") {
+				if m.Get("Call-ID") != sub || !strings.HasPrefix(m.Get("Subscription-State"), "active") {
+					t.Fatalf("NOTIFY outside the subscription: %q %q", m.Get("Call-ID"), m.Get("Subscription-State"))
+				}
+			}
+			cnt := &c.Upstream(0).Counters
+			if got := cnt.AlarmsSent.Load(); got != 6 {
 				t.Fatalf("%d alarms counted sent, want 6", got)
+			}
+
+			// A subscription to device alarms only (AlarmMethod 2) filters out video alarms; its
+			// end brings MESSAGEs back.
+			if m, _ := up.SubscribeAlarms(lowerID, 0, "0", sub, upsim.ToTag(m)); m.Status() != 200 {
+				t.Fatalf("unsubscribe: %s", m.Start)
+			}
+			m, sub = up.SubscribeAlarms(lowerID, 600, "2", "", "")
+			if m.Status() != 200 {
+				t.Fatalf("SUBSCRIBE: %s", m.Start)
+			}
+			c.Write(events("cam1"))
+			testutil.Eventually(t, wait, "three alarms filtered", func() bool { return cnt.AlarmsFiltered.Load() == 3 })
+			if m, _ := up.SubscribeAlarms(lowerID, 0, "2", sub, upsim.ToTag(m)); m.Status() != 200 {
+				t.Fatalf("unsubscribe: %s", m.Start)
+			}
+			c.Write(events("cam1"))
+			testutil.Eventually(t, wait, "three more alarm MESSAGEs", func() bool { return len(alarms("MESSAGE")) >= 6 })
+			if n, sent, dropped := len(alarms("NOTIFY")), cnt.AlarmsSent.Load(), cnt.AlarmsDropped.Load(); n != 3 || sent != 9 || dropped != 0 {
+				t.Fatalf("%d NOTIFYs (want 3), %d sent (want 9), %d dropped", n, sent, dropped)
 			}
 		})
 	}

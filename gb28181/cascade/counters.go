@@ -18,6 +18,8 @@ type Counters struct {
 	// AlarmsSent counts alarms the upper platform accepted (MESSAGE or NOTIFY answered 200);
 	// AlarmsDropped alarms not delivered (not registered, queue full, refused, unanswered).
 	AlarmsSent, AlarmsDropped atomic.Int64
+	// AlarmsFiltered counts alarms no alarm subscription's filter (priorities, methods) wanted.
+	AlarmsFiltered atomic.Int64
 	// Subscriptions counts alarm SUBSCRIBEs accepted.
 	Subscriptions atomic.Int64
 	// MediaDropped counts access units a slow session's queue dropped.
@@ -33,7 +35,7 @@ func (c *Counters) Map() map[string]uint64 {
 	}{{"registrations", &c.Registrations}, {"refused", &c.Refused}, {"register_errors", &c.RegisterErrors},
 		{"keepalives", &c.Keepalives}, {"keepalive_failures", &c.KeepaliveFailures}, {"queries", &c.Queries},
 		{"forbidden", &c.Forbidden}, {"invites", &c.Invites}, {"byes", &c.Byes}, {"alarms_sent", &c.AlarmsSent},
-		{"alarms_dropped", &c.AlarmsDropped}, {"subscriptions", &c.Subscriptions}, {"media_dropped", &c.MediaDropped}} {
+		{"alarms_dropped", &c.AlarmsDropped}, {"alarms_filtered", &c.AlarmsFiltered}, {"subscriptions", &c.Subscriptions}, {"media_dropped", &c.MediaDropped}} {
 		m[e.k] = uint64(e.v.Load())
 	}
 	return m

@@ -5,11 +5,14 @@ import (
 	"encoding/xml"
 	"fmt"
 	"time"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
 )
 
 // Bodies a lower platform (vinfer cascading upward) writes: keepalives, query responses and
-// alarms. All are UTF-8 XML declared GB2312 as platforms expect; names and descriptions are
-// escaped.
+// alarms. All are XML declared GB2312 as platforms expect and encoded in GB18030 (the same
+// bytes as GB2312 for its characters; any other character still encodes); names and
+// descriptions are escaped.
 
 // More command types.
 const (
@@ -28,6 +31,15 @@ const (
 	alarmTimeLayout     = "2006-01-02T15:04:05"
 	xmlHead             = "<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n"
 )
+
+// gb encodes a UTF-8 body in GB18030.
+func gb(b []byte) []byte {
+	out, err := simplifiedchinese.GB18030.NewEncoder().Bytes(b)
+	if err != nil { // not valid UTF-8: cannot happen with escaped text
+		return b
+	}
+	return out
+}
 
 func text(s string) string {
 	var b bytes.Buffer
@@ -60,14 +72,14 @@ func CatalogResponse(sn int64, deviceID string, sum int, items []CatalogItem) []
 		b = fmt.Appendf(b, "<Item>\r\n<DeviceID>%s</DeviceID>\r\n<Name>%s</Name>\r\n<Manufacturer>vinfer</Manufacturer>\r\n<Model>vinfer</Model>\r\n<Owner>vinfer</Owner>\r\n<CivilCode>%s</CivilCode>\r\n<Address>vinfer</Address>\r\n<Parental>0</Parental>\r\n<ParentID>%s</ParentID>\r\n<SafetyWay>0</SafetyWay>\r\n<RegisterWay>1</RegisterWay>\r\n<Secrecy>0</Secrecy>\r\n<Status>%s</Status>\r\n</Item>\r\n",
 			escape(it.ID), text(it.Name), escape(it.ID[:min(6, len(it.ID))]), escape(it.ParentID), status)
 	}
-	return append(b, "</DeviceList>\r\n</Response>\r\n"...)
+	return gb(append(b, "</DeviceList>\r\n</Response>\r\n"...))
 }
 
 // DeviceInfoResponse returns a DeviceInfo response (§A.2.6.5) of deviceID with channels
 // channels.
 func DeviceInfoResponse(sn int64, deviceID, name, firmware string, channels int) []byte {
-	return fmt.Appendf(nil, xmlHead+"<Response>\r\n<CmdType>DeviceInfo</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<DeviceName>%s</DeviceName>\r\n<Result>OK</Result>\r\n<Manufacturer>vinfer</Manufacturer>\r\n<Model>vinfer</Model>\r\n<Firmware>%s</Firmware>\r\n<Channel>%d</Channel>\r\n</Response>\r\n",
-		sn, escape(deviceID), text(name), text(firmware), channels)
+	return gb(fmt.Appendf(nil, xmlHead+"<Response>\r\n<CmdType>DeviceInfo</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<DeviceName>%s</DeviceName>\r\n<Result>OK</Result>\r\n<Manufacturer>vinfer</Manufacturer>\r\n<Model>vinfer</Model>\r\n<Firmware>%s</Firmware>\r\n<Channel>%d</Channel>\r\n</Response>\r\n",
+		sn, escape(deviceID), text(name), text(firmware), channels))
 }
 
 // DeviceStatusResponse returns a DeviceStatus response (§A.2.6.6) of deviceID (the lower
@@ -103,7 +115,7 @@ func AlarmNotify(sn int64, a Alarm) []byte {
 	if a.EventType != 0 {
 		b = fmt.Appendf(b, "<AlarmTypeParam>\r\n<EventType>%d</EventType>\r\n</AlarmTypeParam>\r\n", a.EventType)
 	}
-	return append(b, "</Info>\r\n</Notify>\r\n"...)
+	return gb(append(b, "</Info>\r\n</Notify>\r\n"...))
 }
 
 // Response returns a bare response (the answer to an alarm subscription, §9.11): result "OK"

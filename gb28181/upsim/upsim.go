@@ -23,6 +23,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
 )
 
 // Upper is an upper platform listening on loopback over one transport.
@@ -88,9 +90,22 @@ func (m *Msg) Status() int {
 // Method is a request's method.
 func (m *Msg) Method() string { return strings.Fields(m.Start)[0] }
 
+// Text is the body as UTF-8: decoded from GB18030 (a superset of GB2312 and GBK) unless it
+// declares UTF-8.
+func (m *Msg) Text() string {
+	if bytes.Contains(m.Body[:min(len(m.Body), 64)], []byte(`encoding="UTF-8"`)) {
+		return string(m.Body)
+	}
+	b, err := simplifiedchinese.GB18030.NewDecoder().Bytes(m.Body)
+	if err != nil {
+		return string(m.Body)
+	}
+	return string(b)
+}
+
 // Field returns the text of the first XML element name in the body ("" when none).
 func (m *Msg) Field(name string) string {
-	_, after, ok := bytes.Cut(m.Body, []byte("<"+name+">"))
+	_, after, ok := bytes.Cut([]byte(m.Text()), []byte("<"+name+">"))
 	if !ok {
 		return ""
 	}
@@ -448,12 +463,12 @@ func (u *Upper) Bye(channel, callID, toTag string) *Msg {
 }
 
 // SubscribeAlarms subscribes to device's alarms (§9.11.1: SUBSCRIBE, Event presence, a Query
-// of CmdType Alarm) for expires seconds and returns the response.
-func (u *Upper) SubscribeAlarms(device string, expires int) *Msg {
-	body := fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Query>\r\n<CmdType>Alarm</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<StartAlarmPriority>1</StartAlarmPriority>\r\n<EndAlarmPriority>4</EndAlarmPriority>\r\n<AlarmMethod>0</AlarmMethod>\r\n</Query>\r\n",
-		rand.IntN(1e6), device)
-	m, _ := u.Request("SUBSCRIBE", device, "", "", []string{"Event: presence", fmt.Sprintf("Expires: %d", expires)}, "Application/MANSCDP+xml", []byte(body))
-	return m
+// of CmdType Alarm with priorities 1 … 4 and AlarmMethod method, "0": all) for expires
+// seconds (0: ends the subscription callID, toTag); it returns the response and the Call-ID.
+func (u *Upper) SubscribeAlarms(device string, expires int, method, callID, toTag string) (*Msg, string) {
+	body := fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Query>\r\n<CmdType>Alarm</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<StartAlarmPriority>1</StartAlarmPriority>\r\n<EndAlarmPriority>4</EndAlarmPriority>\r\n<AlarmMethod>%s</AlarmMethod>\r\n</Query>\r\n",
+		rand.IntN(1e6), device, method)
+	return u.Request("SUBSCRIBE", device, callID, toTag, []string{"Event: presence", fmt.Sprintf("Expires: %d", expires)}, "Application/MANSCDP+xml", []byte(body))
 }
 
 // Invite INVITEs channel for a live view (§9.2.2.1, the standard's example SDP) with media to
