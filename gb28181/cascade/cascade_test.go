@@ -104,6 +104,10 @@ func TestRegisterPassword(t *testing.T) {
 			if strings.Contains(logs.String(), password) || strings.Contains(logs.String(), "wrong-pass-3") {
 				t.Fatal("a password reached the log")
 			}
+			good.Close()
+			if up.Unregisters.Load() != 1 {
+				t.Fatal("no unregistration (REGISTER with Expires 0) on close")
+			}
 		})
 	}
 }

@@ -168,10 +168,14 @@ func (u *Upstream) closeSockets() {
 	}
 }
 
+// unregisterTimeout bounds the unregistration on close.
+const unregisterTimeout = 2 * time.Second
+
 func (u *Upstream) close() error {
 	if u.cancel == nil {
 		return nil
 	}
+	wasRegistered := u.registered.Load()
 	u.cancel()
 	u.mu.Lock()
 	for id, s := range u.sessions {
@@ -179,6 +183,11 @@ func (u *Upstream) close() error {
 		delete(u.sessions, id)
 	}
 	u.mu.Unlock()
+	if wasRegistered { // tell the upper platform vinfer goes (§9.1.2.2), briefly
+		ctx, cancel := context.WithTimeout(context.Background(), unregisterTimeout)
+		u.registerFor(ctx, 0)
+		cancel()
+	}
 	u.closeSockets()
 	u.ua.Close()
 	u.wg.Wait()
@@ -253,8 +262,12 @@ func (u *Upstream) keepAlive() {
 // errRefused: the upper platform refused the credentials.
 var errRefused = errors.New("registration refused")
 
-// register sends REGISTER and answers the digest challenge (GB/T 28181-2016 §9.1.2.1).
-func (u *Upstream) register() error {
+// register sends REGISTER with the configured lifetime.
+func (u *Upstream) register() error { return u.registerFor(u.ctx, time.Duration(u.cfg.Expires)) }
+
+// registerFor sends REGISTER with lifetime expires (0: unregister, §9.1.2.2) and answers the
+// digest challenge (GB/T 28181-2016 §9.1.2.1).
+func (u *Upstream) registerFor(parent context.Context, expires time.Duration) error {
 	host, port := u.localIP, u.localPort
 	req := sip.NewRequest(sip.REGISTER, sip.Uri{Scheme: "sip", User: u.cfg.ServerID, Host: u.cfg.Domain})
 	req.SetDestination(u.cfg.Address)
@@ -267,9 +280,9 @@ func (u *Upstream) register() error {
 	req.AppendHeader(&cid)
 	req.AppendHeader(&sip.CSeqHeader{SeqNo: u.cseq.Add(1), MethodName: sip.REGISTER})
 	req.AppendHeader(&sip.ContactHeader{Address: sip.Uri{Scheme: "sip", User: u.cfg.DeviceID, Host: host, Port: port}})
-	exp := sip.ExpiresHeader(int(time.Duration(u.cfg.Expires) / time.Second))
+	exp := sip.ExpiresHeader(int(expires / time.Second))
 	req.AppendHeader(&exp)
-	ctx, cancel := context.WithTimeout(u.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(parent, requestTimeout)
 	defer cancel()
 	res, err := u.cli.Do(ctx, req)
 	if err == nil && (res.StatusCode == 401 || res.StatusCode == 407) {
@@ -290,8 +303,12 @@ func (u *Upstream) register() error {
 		u.log.Warn("GB28181 upstream: registration failed", "status", res.StatusCode, "reason", res.Reason)
 		return fmt.Errorf("registration: %d %s", res.StatusCode, res.Reason)
 	}
+	if expires == 0 {
+		u.log.Info("GB28181 upstream: unregistered")
+		return nil
+	}
 	if !u.registered.Load() {
-		u.log.Info("GB28181 upstream: registered", "expires", time.Duration(u.cfg.Expires).String())
+		u.log.Info("GB28181 upstream: registered", "expires", expires.String())
 	}
 	u.Counters.Registrations.Add(1)
 	return nil

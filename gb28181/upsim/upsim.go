@@ -35,9 +35,9 @@ type Upper struct {
 	// Transport is "UDP" or "TCP".
 	Transport string
 
-	// Registers counts REGISTERs with a correct digest, Refused those with a wrong one,
-	// Keepalives the keepalives received.
-	Registers, Refused, Keepalives atomic.Int64
+	// Registers counts REGISTERs with a correct digest (Unregisters those of them with
+	// Expires 0), Refused those with a wrong one, Keepalives the keepalives received.
+	Registers, Unregisters, Refused, Keepalives atomic.Int64
 	// Forget makes the platform answer keepalives 403 (it restarted and forgot the lower one).
 	Forget atomic.Bool
 
@@ -309,6 +309,9 @@ func (u *Upper) onRegister(m *Msg, from net.Addr, conn net.Conn) {
 	u.lowerAt, u.lowerTCP = from, conn
 	u.mu.Unlock()
 	u.Registers.Add(1)
+	if m.Get("Expires") == "0" {
+		u.Unregisters.Add(1)
+	}
 	u.reply(m, from, conn, 200, "OK", nil, "Date: "+time.Now().Format("2006-01-02T15:04:05.000"), "Expires: "+m.Get("Expires"))
 }
 
