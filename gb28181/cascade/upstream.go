@@ -217,8 +217,7 @@ func (u *Upstream) run() {
 		}
 		backoff = time.Second
 		u.registered.Store(true)
-		u.keepAlive()
-		u.registered.Store(false)
+		u.keepAlive() // then a refresh, which keeps the state unless it fails
 	}
 }
 
