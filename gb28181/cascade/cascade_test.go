@@ -112,6 +112,18 @@ func TestRegisterPassword(t *testing.T) {
 	}
 }
 
+// TestRegisterSHA256: an upper platform challenging with SHA-256 (GB/T 28181-2022 allows it)
+// gets an answer it accepts.
+func TestRegisterSHA256(t *testing.T) {
+	up := upsim.New(t, "TCP", upperID, password)
+	up.Algorithm = "SHA-256"
+	c := start(t, up, password, &testutil.LogBuffer{})
+	testutil.Eventually(t, wait, "registered with a SHA-256 digest", func() bool { return c.Upstream(0).Registered() && up.Registers.Load() == 1 })
+	if up.Refused.Load() != 0 {
+		t.Fatal("refused")
+	}
+}
+
 // TestReregister: an upper platform that forgets vinfer (keepalives answered 403) gets a new
 // REGISTER.
 func TestReregister(t *testing.T) {
@@ -241,21 +253,34 @@ func TestInvite(t *testing.T) {
 			if m, _ := up.Invite(other, upsim.NewReceiver(t, "udp"), "0100000001"); m.Status() != 404 {
 				t.Fatalf("INVITE of a channel not configured: %s, want 404", m.Start)
 			}
+			if m, _ := up.Invite(channel2, upsim.NewReceiver(t, "udp"), "0100000001"); m.Status() != 480 {
+				t.Fatalf("INVITE of a channel whose stream does not run: %s, want 480", m.Start)
+			}
 			rx := upsim.NewReceiver(t, tc.media)
 			m, callID := up.Invite(channel1, rx, "0100000001")
 			if m.Status() != 200 || !strings.Contains(string(m.Body), "y=0100000001") {
 				t.Fatalf("INVITE: %s\n%s", m.Start, m.Body)
 			}
-			frames := 0
+			samples := map[string]bool{} // the clip's access units: what is sent must be them, byte for byte
+			for i := range clip.Samples {
+				samples[string(clip.AnnexB(i))] = true
+			}
+			frames, foreign := 0, 0
 			var codec media.Codec
 			testutil.Eventually(t, wait, "50 frames of PS received", func() bool {
-				frames = 0
-				d := ps.Demuxer{OnFrame: func(f *ps.Frame) { frames++; codec = f.Codec }}
+				frames, foreign = 0, 0
+				d := ps.Demuxer{OnFrame: func(f *ps.Frame) {
+					frames++
+					codec = f.Codec
+					if !samples[string(f.Data)] {
+						foreign++
+					}
+				}}
 				d.Write(rx.PS())
 				return frames >= 50
 			})
-			if codec != clip.Codec || !slices.Equal(rx.SSRCs(), []uint32{100000001}) {
-				t.Fatalf("codec %v SSRCs %v, want %v and the offer's y=", codec, rx.SSRCs(), clip.Codec)
+			if codec != clip.Codec || !slices.Equal(rx.SSRCs(), []uint32{100000001}) || foreign != 0 {
+				t.Fatalf("codec %v SSRCs %v, %d frames not the clip's, want %v, the offer's y= and none", codec, rx.SSRCs(), foreign, clip.Codec)
 			}
 			if m := up.Bye(channel1, callID, upsim.ToTag(m)); m.Status() != 200 {
 				t.Fatalf("BYE: %s", m.Start)

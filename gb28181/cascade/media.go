@@ -51,6 +51,11 @@ func (u *Upstream) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		u.respond(req, tx, 404, "Not Found", nil)
 		return
 	}
+	if !u.c.Online(ch.Stream) {
+		u.log.Warn("GB28181 upstream: INVITE of a channel whose stream does not run", "channel", chID, "stream", ch.Stream)
+		u.respond(req, tx, 480, "Temporarily Unavailable", nil)
+		return
+	}
 	callID := ""
 	if h := req.CallID(); h != nil {
 		callID = h.Value()

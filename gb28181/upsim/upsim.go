@@ -10,7 +10,9 @@ package upsim
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -40,6 +42,9 @@ type Upper struct {
 	Registers, Unregisters, Refused, Keepalives atomic.Int64
 	// Forget makes the platform answer keepalives 403 (it restarted and forgot the lower one).
 	Forget atomic.Bool
+	// Algorithm is the digest's algorithm: "" or "MD5" (GB/T 28181-2016), "SHA-256" (as the
+	// 2022 edition allows). Set it before the first REGISTER.
+	Algorithm string
 
 	t      testing.TB
 	udp    net.PacketConn
@@ -286,10 +291,13 @@ func (u *Upper) onRegister(m *Msg, from net.Addr, conn net.Conn) {
 		nonce := u.nonce
 		u.mu.Unlock()
 		u.reply(m, from, conn, 401, "Unauthorized", nil,
-			fmt.Sprintf(`WWW-Authenticate: Digest realm="%s",nonce="%s",algorithm=MD5`, u.Domain, nonce))
+			fmt.Sprintf(`WWW-Authenticate: Digest realm="%s",nonce="%s",algorithm=%s`, u.Domain, nonce, cmp.Or(u.Algorithm, "MD5")))
 		return
 	}
 	h := func(s string) string { x := md5.Sum([]byte(s)); return hex.EncodeToString(x[:]) }
+	if u.Algorithm == "SHA-256" {
+		h = func(s string) string { x := sha256.Sum256([]byte(s)); return hex.EncodeToString(x[:]) }
+	}
 	user, realm, nonce, uri := param(auth, "username"), param(auth, "realm"), param(auth, "nonce"), param(auth, "uri")
 	want := h(h(user+":"+realm+":"+u.Password) + ":" + nonce + ":" + h("REGISTER:"+uri))
 	if qop := paramBare(auth, "qop"); qop != "" {
