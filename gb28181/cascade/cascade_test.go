@@ -125,14 +125,18 @@ func TestRegisterSHA256(t *testing.T) {
 }
 
 // TestReregister: an upper platform that forgets vinfer (keepalives answered 403) gets a new
-// REGISTER.
+// REGISTER, and its live views end.
 func TestReregister(t *testing.T) {
 	up := upsim.New(t, "UDP", upperID, password)
 	c := start(t, up, password, &testutil.LogBuffer{}, func(u *config.GB28181Upstream) { u.Local = "" }) // the default: any address
-	testutil.Eventually(t, wait, "registered", func() bool { return c.Upstream(0).Registered() })
+	testutil.Eventually(t, wait, "registered", func() bool { return c.Upstream(0).Registered() && up.Lower() != "" })
+	if m, _ := up.Invite(channel1, upsim.NewReceiver(t, "udp"), "0100000001"); m.Status() != 200 || c.Upstream(0).Sessions() != 1 {
+		t.Fatalf("INVITE: %s, %d sessions", m.Start, c.Upstream(0).Sessions())
+	}
 	n := up.Registers.Load()
 	up.Forget.Store(true)
 	testutil.Eventually(t, wait, "registered again after the keepalive was refused", func() bool { return up.Registers.Load() > n })
+	testutil.Eventually(t, wait, "the lost platform's live view ended", func() bool { return c.Upstream(0).Sessions() == 0 })
 	up.Forget.Store(false)
 	testutil.Eventually(t, wait, "registered", func() bool { return c.Upstream(0).Registered() })
 	if m, _ := up.Query("DeviceStatus", lowerID); m.Status() != 200 { // requests reach the socket REGISTER came from

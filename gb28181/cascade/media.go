@@ -198,3 +198,14 @@ func (u *Upstream) Sessions() int {
 	defer u.mu.Unlock()
 	return len(u.sessions)
 }
+
+// endSessions ends every live view (why is logged).
+func (u *Upstream) endSessions(why string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for id, s := range u.sessions {
+		s.stop()
+		delete(u.sessions, id)
+		u.log.Info("GB28181 upstream: live view ended", "channel", s.channel, "why", why)
+	}
+}

@@ -217,12 +217,17 @@ func (u *Upstream) run() {
 		}
 		backoff = time.Second
 		u.registered.Store(true)
-		u.keepAlive() // then a refresh, which keeps the state unless it fails
+		if u.keepAlive() { // else a refresh, which keeps the state unless it fails
+			// The upper platform restarted or is gone: its live views are over (it sends no
+			// BYE for them), and media to it would go nowhere.
+			u.endSessions("registration lost")
+		}
 	}
 }
 
-// keepAlive sends keepalives until the registration must be renewed or is lost.
-func (u *Upstream) keepAlive() {
+// keepAlive sends keepalives until the registration must be renewed (false) or is lost
+// (true).
+func (u *Upstream) keepAlive() (lost bool) {
 	refresh := time.NewTimer(time.Duration(u.cfg.Expires) / 2)
 	defer refresh.Stop()
 	tick := time.NewTicker(time.Duration(u.cfg.Keepalive))
@@ -231,11 +236,11 @@ func (u *Upstream) keepAlive() {
 	for {
 		select {
 		case <-u.ctx.Done():
-			return
+			return false
 		case <-refresh.C:
-			return
+			return false
 		case <-u.kick:
-			return
+			return false
 		case <-tick.C:
 			res, err := u.message(manscdpKeepalive(u))
 			switch {
@@ -246,12 +251,12 @@ func (u *Upstream) keepAlive() {
 				// The upper platform answers but no longer knows vinfer (it restarted).
 				u.Counters.KeepaliveFailures.Add(1)
 				u.log.Warn("GB28181 upstream: keepalive refused; registering again", "status", res.StatusCode)
-				return
+				return true
 			default:
 				u.Counters.KeepaliveFailures.Add(1)
 				if misses++; misses >= maxMisses {
 					u.log.Warn("GB28181 upstream: keepalives unanswered; registering again", "misses", misses, "err", err)
-					return
+					return true
 				}
 			}
 		}
