@@ -49,23 +49,29 @@ func (e *eventTypes) counts() map[string]int {
 }
 
 // TestGB28181Cascade runs the app as a lower platform of an upper platform written from raw
-// SIP text (upsim, over UDP): vinfer registers with its password, the upper platform's
-// catalog shows the one channel configured for it, its INVITE of that channel brings the
-// stream's own video as PS (vinfer's demuxer and FFmpeg decode it), and the run of
-// one-by-one-person-detection.mp4 with a line and a zone gives Alarm MESSAGEs of the channel: tripwire (5),
-// intrusion (6) and loitering (8).
+// SIP text (upsim; over UDP, and over TCP with TCP media): vinfer registers with its
+// password, the upper platform's catalog shows the one channel configured for it, its INVITE
+// of that channel brings the stream's own video as PS (vinfer's demuxer and FFmpeg decode
+// it), and the run of one-by-one-person-detection.mp4 with a line and a zone gives Alarm
+// MESSAGEs of the channel: tripwire (5), intrusion (6) and loitering (8).
 func TestGB28181Cascade(t *testing.T) {
+	for _, tr := range []string{"UDP", "TCP"} {
+		t.Run(tr, func(t *testing.T) { testCascade(t, tr) })
+	}
+}
+
+func testCascade(t *testing.T, transport string) {
 	const (
 		upperID = "34020000002000000001"
 		lowerID = "34020000002000000078"
 		channel = "34020000001320000021"
 		pass    = "cascade-pass"
 	)
-	up := upsim.New(t, "UDP", upperID, pass)
+	up := upsim.New(t, transport, upperID, pass)
 	cfg := &config.Config{
 		Models: []config.Model{{Name: "yolox", Path: sourcetest.Asset(t, "models/yolox_nano_416.onnx")}},
 		GB28181: &config.GB28181{ID: lowerID, Listen: "127.0.0.1:0", Upstream: []config.GB28181Upstream{{ServerID: upperID,
-			Address: up.Addr(), Password: pass, Local: "127.0.0.1:0", Keepalive: config.Duration(time.Second),
+			Address: up.Addr(), Transport: strings.ToLower(transport), Password: pass, Local: "127.0.0.1:0", Keepalive: config.Duration(time.Second),
 			Channels: []config.GB28181UpChannel{{ID: channel, Stream: "office", Name: "办公室"}}}}},
 	}
 	logs := &testutil.LogBuffer{}
@@ -102,7 +108,7 @@ func TestGB28181Cascade(t *testing.T) {
 			strings.Contains(string(ms[0].Body), "<DeviceID>"+channel+"</DeviceID>") && strings.Contains(string(ms[0].Body), "<Status>ON</Status>")
 	})
 
-	rx := upsim.NewReceiver(t, "udp")
+	rx := upsim.NewReceiver(t, map[string]string{"UDP": "udp", "TCP": "tcp-passive"}[transport])
 	m, callID := up.Invite(channel, rx, "0100000009")
 	if m.Status() != 200 {
 		t.Fatalf("INVITE: %s", m.Start)
