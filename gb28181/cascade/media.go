@@ -29,7 +29,11 @@ type session struct {
 	done    chan struct{}
 }
 
-func (s *session) stop() { s.cancel() }
+// stop ends the session; closing the sender unblocks a TCP write in progress.
+func (s *session) stop() {
+	s.cancel()
+	s.snd.Close()
+}
 
 // onInvite answers a live-view INVITE of one of the platform's channels: the offer's address,
 // transport (UDP; TCP with a=setup:passive: vinfer connects; a=setup:active: vinfer listens)
