@@ -172,6 +172,26 @@ func TestStranger(t *testing.T) {
 	}
 }
 
+// TestLimits: an upper platform holds at most 16 live views and 8 alarm subscriptions; more
+// are answered 486.
+func TestLimits(t *testing.T) {
+	up := upsim.New(t, "UDP", upperID, password)
+	c := start(t, up, password, &testutil.LogBuffer{})
+	testutil.Eventually(t, wait, "registered", func() bool { return c.Upstream(0).Registered() && up.Lower() != "" })
+	for i := range 17 {
+		m, _ := up.Invite(channel1, upsim.NewReceiver(t, "udp"), "0100000001")
+		if want := map[bool]int{true: 200, false: 486}[i < 16]; m.Status() != want {
+			t.Fatalf("INVITE %d: %s, want %d", i+1, m.Start, want)
+		}
+	}
+	for i := range 9 {
+		m, _ := up.SubscribeAlarms(lowerID, 600, "0", "", "")
+		if want := map[bool]int{true: 200, false: 486}[i < 8]; m.Status() != want {
+			t.Fatalf("SUBSCRIBE %d: %s, want %d", i+1, m.Start, want)
+		}
+	}
+}
+
 // responses waits for the query responses of cmd with sn and returns them.
 func responses(t *testing.T, up *upsim.Upper, cmd, sn string, enough func([]*upsim.Msg) bool) []*upsim.Msg {
 	t.Helper()
