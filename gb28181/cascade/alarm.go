@@ -2,6 +2,7 @@ package cascade
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -171,17 +172,19 @@ type subscription struct {
 	filter            manscdp.Message // the SUBSCRIBE's priorities and methods
 }
 
-func (u *Upstream) activeSubs() []*subscription {
+// activeSubs returns copies of the subscriptions not expired (a SUBSCRIBE may change them
+// meanwhile), forgetting the expired ones.
+func (u *Upstream) activeSubs() []subscription {
 	now := time.Now()
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	var out []*subscription
+	var out []subscription
 	for id, s := range u.subs {
 		if now.After(s.expires) {
 			delete(u.subs, id)
 			continue
 		}
-		out = append(out, s)
+		out = append(out, *s)
 	}
 	return out
 }
@@ -258,12 +261,21 @@ func (u *Upstream) onSubscribe(req *sip.Request, tx sip.ServerTransaction) {
 	}
 }
 
-// notify sends body in subscription s's dialog.
-func (u *Upstream) notify(s *subscription, body []byte) (*sip.Response, error) {
+// errSubGone: the subscription ended before its NOTIFY.
+var errSubGone = errors.New("subscription ended")
+
+// notify sends body in subscription sub's dialog.
+func (u *Upstream) notify(sub subscription, body []byte) (*sip.Response, error) {
 	u.mu.Lock()
-	s.cseq++
-	cseq, left := s.cseq, int(time.Until(s.expires)/time.Second)
+	live := u.subs[sub.callID]
+	if live == nil {
+		u.mu.Unlock()
+		return nil, errSubGone
+	}
+	live.cseq++
+	s := *live // the dialog as it is now
 	u.mu.Unlock()
+	cseq, left := s.cseq, int(time.Until(s.expires)/time.Second)
 	req := sip.NewRequest(sip.NOTIFY, s.remote)
 	req.SetDestination(u.cfg.Address)
 	req.SetTransport(u.transport)
