@@ -73,6 +73,7 @@ var routeAccess = map[string]map[string]access{
 	"/api/models/{name}":              {"GET": {ScopeViewer, notPerStream}},
 	"/api/models/{name}/reload":       {"POST": {ScopeAdmin, notPerStream}},
 	"/api/gb28181/devices":            {"GET": {ScopeViewer, notPerStream}},
+	"/api/gb28181/upstream":           {"GET": {ScopeViewer, notPerStream}},
 	"/api/sinks":                      {"GET": {ScopeViewer, notPerStream}}, // the sinks' state
 	"/api/events":                     {"GET": {ScopeViewer, queryStream}},
 	"/api/ws":                         {"GET": {ScopeViewer, queryStream}},

@@ -21,6 +21,7 @@
 //	POST   /api/models/{name}/reload         load the model file again and swap it in
 //	GET    /api/sinks                        delivering sinks (MQTT, Kafka, NATS, webhook): up, outbox state, counters
 //	GET    /api/gb28181/devices              GB28181 devices, channels, status and sessions (gb28181: section)
+//	GET    /api/gb28181/upstream             GB28181 upper platforms: registration, live views, counters
 //	GET    /api/events                       Server-Sent Events, one "result" event per inferred frame (?stream=ID)
 //	GET    /api/ws                           WebSocket, one text message per inferred frame (?stream=ID)
 //	GET    /api/evidence                     recorded events with clips and snapshots (?stream, type, since, limit, cursor)
@@ -263,6 +264,7 @@ func (s *Server) routes() http.Handler {
 	api("/api/models/{name}/reload", methods{"POST": s.reloadModel}.serve)
 	api("/api/sinks", methods{"GET": s.listSinks}.serve)
 	api("/api/gb28181/devices", methods{"GET": s.gbDevices}.serve)
+	api("/api/gb28181/upstream", methods{"GET": s.gbUpstreams}.serve)
 	api("/api/events", methods{"GET": s.recordedOr(s.clustered(s.sse))}.serve) // api/evidence.go
 	api("/api/ws", methods{"GET": s.clustered(s.websocket)}.serve)
 	s.evidenceRoutes(mux, api)
@@ -452,7 +454,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			"GET /api/streams", "POST /api/streams", "GET /api/streams/{id}", "DELETE /api/streams/{id}",
 			"GET /api/streams/{id}/snapshot.jpg",
 			"GET /api/models", "GET /api/models/{name}", "POST /api/models/{name}/reload",
-			"GET /api/sinks", "GET /api/gb28181/devices", "GET /api/cluster",
+			"GET /api/sinks", "GET /api/gb28181/devices", "GET /api/gb28181/upstream", "GET /api/cluster",
 			"GET /api/events (SSE)", "GET /api/ws (WebSocket)",
 			"GET /api/evidence", "GET /api/evidence/{id}", "GET /api/evidence/{id}/clip.mp4", "GET /api/evidence/{id}/snapshot.jpg", "GET /api/evidence/{id}/frame.jpg",
 			"GET /api/events?stream=&type=&since=&limit= (recorded)", "GET /api/events/{id}[/clip.mp4|/snapshot.jpg|/frame.jpg]",

@@ -124,10 +124,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if a.evidence != nil {
 		sinks, own = append(sinks, a.evidence), own[1:]
 	}
-	sinks = append(append(append(sinks, o.Sinks...), own...), a.fanout)
+	sinks = append(append(append(append(sinks, a.cascadeSinks()...), o.Sinks...), own...), a.fanout)
 	a.Pipeline = pipeline.New(pipeline.Options{Models: models{a}, Sinks: sinks, Observer: o.Observer,
 		KeepLatest: o.KeepLatest, Log: a.Log})
 	a.Pipeline.Start(ctx)
+	a.linkCascade()
 	ratio, window := cfg.Sources.Overload()
 	a.overload = newOverload(ratio, window, a.Log)
 	octx, ocancel := context.WithCancel(ctx)
@@ -195,9 +196,7 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 			return d, nil
 		},
 	}
-	if a.evidence != nil {
-		sc.AUObserver = a.evidence.Ring(s.ID)
-	}
+	sc.AUObserver = a.auObserver(s.ID)
 	if s.OnGPU() {
 		if err := a.gpuStream(&sc, func() bool { return src.Info().PTSInDecodeOrder }); err != nil {
 			return err

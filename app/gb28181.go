@@ -1,8 +1,12 @@
 package app
 
 import (
+	"sync/atomic"
+
+	"github.com/vinfer/vinfer/gb28181/cascade"
 	"github.com/vinfer/vinfer/gb28181/platform"
 	"github.com/vinfer/vinfer/internal/defs"
+	"github.com/vinfer/vinfer/pipeline"
 	"github.com/vinfer/vinfer/source/gb28181"
 )
 
@@ -12,6 +16,8 @@ var _ defs.GB28181 = (*App)(nil)
 type gbPlatform struct {
 	srv     *platform.Server
 	restore func()
+	up      *cascade.Cascade                  // the upward cascade (app/cascade.go), nil without upstream entries
+	pipe    atomic.Pointer[pipeline.Pipeline] // set once the pipeline runs
 }
 
 // startGB28181 starts the GB28181 platform (SIP server) when the configuration has a
@@ -25,12 +31,19 @@ func (a *App) startGB28181() error {
 		return err
 	}
 	a.gb = &gbPlatform{srv: srv, restore: gb28181.SetSignaller(srv)}
+	if err := a.startCascade(); err != nil {
+		a.stopGB28181()
+		return err
+	}
 	return nil
 }
 
 // stopGB28181 ends its sessions and stops it (after the streams were stopped).
 func (a *App) stopGB28181() {
 	if a.gb != nil {
+		if a.gb.up != nil {
+			a.gb.up.Close()
+		}
 		a.gb.restore()
 		a.gb.srv.Close()
 		a.gb = nil

@@ -65,6 +65,8 @@ type GB28181 struct {
 	// MaxTCPConnsPerHost bounds them per source IP address; default 64 (an NVR, or devices
 	// behind one NAT address).
 	MaxTCPConnsPerHost int `yaml:"max_tcp_conns_per_host,omitempty" json:"max_tcp_conns_per_host,omitempty"`
+	// Upstream are the upper platforms vinfer cascades to (config/gb28181_upstream.go).
+	Upstream []GB28181Upstream `yaml:"upstream,omitempty" json:"upstream,omitempty"`
 }
 
 // GB28181Device is one device's credentials.
@@ -178,6 +180,11 @@ func (g *GB28181) Init() error {
 		}
 		if *n.v == 0 {
 			*n.v = n.def
+		}
+	}
+	for i := range g.Upstream {
+		if err := g.Upstream[i].Init(i, g.ID); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

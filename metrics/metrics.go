@@ -143,6 +143,7 @@ func New() *Metrics {
 		m.stage, m.batch, m.reloads, m.requests, m.events, m.forwarded,
 		clusterCollector{&m.cluster},
 		gbCollector{m},
+		gbUpCollector{m},
 		appCollector{m}, // also collects streamLatency, after dropping removed streams' series
 	)
 	return m

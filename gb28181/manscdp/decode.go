@@ -266,6 +266,12 @@ func setField(m *Message, name, v string) {
 		fmt.Sscan(v, &m.Channel)
 	case "NotifyType":
 		m.NotifyType = v
+	case "StartAlarmPriority":
+		fmt.Sscan(v, &m.StartAlarmPriority)
+	case "EndAlarmPriority":
+		fmt.Sscan(v, &m.EndAlarmPriority)
+	case "AlarmMethod":
+		m.AlarmMethod = strings.TrimSpace(v)
 	}
 }
 

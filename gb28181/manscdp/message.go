@@ -49,6 +49,28 @@ type Message struct {
 	Channel      int    `xml:"Channel"`
 	// NotifyType of a MediaStatus notification (§A.2.5.6).
 	NotifyType string `xml:"NotifyType"`
+	// An alarm subscription's filter (§A.2.4.6): priorities StartAlarmPriority …
+	// EndAlarmPriority (0: any) and AlarmMethod, the methods' digits ("5", "25"; "" or "0":
+	// any).
+	StartAlarmPriority, EndAlarmPriority int
+	AlarmMethod                          string
+}
+
+// WantsAlarm reports whether an alarm subscription with m's filter wants an alarm of priority
+// and method (1 … 7).
+func (m *Message) WantsAlarm(priority, method int) bool {
+	if m.StartAlarmPriority > 0 && priority < m.StartAlarmPriority || m.EndAlarmPriority > 0 && priority > m.EndAlarmPriority {
+		return false
+	}
+	if m.AlarmMethod == "" || m.AlarmMethod == "0" {
+		return true
+	}
+	for _, c := range m.AlarmMethod {
+		if int(c-'0') == method {
+			return true
+		}
+	}
+	return false
 }
 
 // DeviceList is a Catalog response's list of items.

@@ -5,7 +5,8 @@
 // signalling-mode streams (gb28181://<device id>/<channel id>), the media arriving on vinfer's
 // GB28181 receiver (source/gb28181).
 //
-// Cascading to an upper platform (vinfer registering as a lower platform) is not implemented.
+// Cascading to an upper platform (vinfer registering as a lower platform) is package
+// gb28181/cascade.
 package platform
 
 import (
