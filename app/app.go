@@ -211,6 +211,7 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 		a.limits.drop(s.ID)
 		return err
 	}
+	a.tellScene(s.ID, &s.Config)
 	return nil
 }
 
@@ -258,6 +259,7 @@ func (a *App) RemoveStream(id string) error {
 		return err
 	}
 	a.limits.drop(id)
+	a.tellRemoved(id)
 	a.returnMemory(torn) // app/release.go
 	return nil
 }
