@@ -9,7 +9,8 @@
 // through the last will, when the connection is lost. QoS 1 by
 // default: a message counts as delivered on the broker's PUBACK. Up to MaxInflight messages
 // are in flight at once (MQTT 5: concurrently, so their order within one delivery attempt may
-// vary; order by the event id or time).
+// vary; order by the event id or time). With discovery: homeassistant, Home Assistant's MQTT
+// discovery configs and per-stream topics besides (hass.go, docs/homeassistant.md).
 package mqtt
 
 import (

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,15 +105,16 @@ func Schema(t testing.TB, component string) *jsonschema.Schema {
 // Watcher is a client subscribed to topic filters: the last payload of each topic (empty: the
 // retained message was cleared), as Home Assistant would see them.
 type Watcher struct {
-	mu   sync.Mutex
-	last map[string][]byte
-	c    paho3.Client
+	mu      sync.Mutex
+	last    map[string][]byte
+	history map[string][][]byte
+	c       paho3.Client
 }
 
 // Watch connects to the broker at addr (host:port) and subscribes to filters.
 func Watch(t testing.TB, addr string, filters ...string) *Watcher {
 	t.Helper()
-	w := &Watcher{last: map[string][]byte{}}
+	w := &Watcher{last: map[string][]byte{}, history: map[string][][]byte{}}
 	w.c = paho3.NewClient(paho3.NewClientOptions().AddBroker("mqtt://" + addr).
 		SetClientID(fmt.Sprintf("hass-%d", time.Now().UnixNano())).SetOrderMatters(true))
 	if tok := w.c.Connect(); !tok.WaitTimeout(time.Minute) || tok.Error() != nil {
@@ -125,7 +127,9 @@ func Watch(t testing.TB, addr string, filters ...string) *Watcher {
 	}
 	tok := w.c.SubscribeMultiple(subs, func(_ paho3.Client, m paho3.Message) {
 		w.mu.Lock()
-		w.last[m.Topic()] = append([]byte{}, m.Payload()...)
+		p := append([]byte{}, m.Payload()...)
+		w.last[m.Topic()] = p
+		w.history[m.Topic()] = append(w.history[m.Topic()], p)
 		w.mu.Unlock()
 	})
 	if !tok.WaitTimeout(time.Minute) || tok.Error() != nil {
@@ -139,6 +143,13 @@ func (w *Watcher) Last() map[string][]byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return maps.Clone(w.last)
+}
+
+// History returns every payload received on topic, in order.
+func (w *Watcher) History(topic string) [][]byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.history[topic])
 }
 
 // Entity is a discovered entity.
@@ -231,6 +242,39 @@ func States(t testing.TB, ents map[string]Entity, last map[string][]byte) (state
 		}
 		in = append(in, item{name, e.Config.ValueTemplate, string(p)})
 	}
+	var r map[string]string
+	render(t, in, &r)
+	maps.Copy(states, r)
+	return states, true
+}
+
+// Render renders template with each payload as value_json, as States does; ok is false
+// without jinja2.
+func Render(t testing.TB, template string, payloads [][]byte) (out []string, ok bool) {
+	t.Helper()
+	if err := exec.Command("python3", "-c", "import jinja2").Run(); err != nil {
+		t.Logf("no python3 jinja2 (%v): templates not rendered", err)
+		return nil, false
+	}
+	type item struct {
+		Name, Template string
+		Payload        string
+	}
+	in := make([]item, len(payloads))
+	for i, p := range payloads {
+		in[i] = item{fmt.Sprint(i), template, string(p)}
+	}
+	var r map[string]string
+	render(t, in, &r)
+	for i := range payloads {
+		out = append(out, r[fmt.Sprint(i)])
+	}
+	return out, true
+}
+
+// render runs Jinja on in ([{Name, Template, Payload}]) into out (name → state).
+func render(t testing.TB, in any, out *map[string]string) {
+	t.Helper()
 	b, _ := json.Marshal(in)
 	const script = `import json, sys
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -247,10 +291,7 @@ json.dump(out, sys.stdout)`
 	if err != nil {
 		t.Fatalf("rendering templates: %v: %s", err, stderr.Bytes())
 	}
-	var r map[string]string
-	if err := json.Unmarshal(res, &r); err != nil {
+	if err := json.Unmarshal(res, out); err != nil {
 		t.Fatal(err)
 	}
-	maps.Copy(states, r)
-	return states, true
 }
