@@ -36,8 +36,9 @@ type App struct {
 	Log     *slog.Logger
 
 	started time.Time
-	sinksMu sync.Mutex  // guards sinks against a scrape during Stop
-	sinks   []sink.Sink // opened from the configuration, closed by Stop
+	sinksMu sync.Mutex   // guards sinks against a scrape during Stop
+	cameras cameraEvents // onvif:// streams' event watches (app/onvif.go)
+	sinks   []sink.Sink  // opened from the configuration, closed by Stop
 	fanout  *Fanout
 	gpuMem  gpuMemory
 	limits  *limits
@@ -212,6 +213,7 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 		return err
 	}
 	a.tellScene(s.ID, &s.Config)
+	a.watchCamera(&s)
 	return nil
 }
 
@@ -259,6 +261,7 @@ func (a *App) RemoveStream(id string) error {
 		return err
 	}
 	a.limits.drop(id)
+	a.unwatchCamera(id)
 	a.tellRemoved(id)
 	a.returnMemory(torn) // app/release.go
 	return nil
@@ -292,6 +295,7 @@ func (a *App) Stop() error { return a.StopWithin(0) }
 // StopWithin is Stop with the frames' drain bounded (pipeline.StopWithin).
 func (a *App) StopWithin(drain time.Duration) error {
 	a.failed.stop()
+	a.unwatchCamera("")
 	a.overloadEnd()
 	err := a.Pipeline.StopWithin(drain)
 	a.stopGB28181()

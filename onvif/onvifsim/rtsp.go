@@ -33,13 +33,12 @@ type Camera struct {
 	done   chan struct{}
 }
 
-// StartCamera serves clip (an assets-relative H.264 video) on a loopback port until the test
-// ends.
-func StartCamera(t testing.TB, clip, user, password string) *Camera {
+// StartCamera serves c (an H.264 clip: sourcetest.LoadClip, LoadFile) on a loopback port
+// until the test ends.
+func StartCamera(t testing.TB, c *sourcetest.Clip, user, password string) *Camera {
 	t.Helper()
-	c := sourcetest.LoadClip(t, clip)
 	if c.Codec != media.CodecH264 {
-		t.Fatalf("%s: want H.264", clip)
+		t.Fatalf("%s: want H.264", c.Path)
 	}
 	cam := &Camera{User: user, Password: password, addr: fmt.Sprintf("127.0.0.1:%d", sourcetest.TCPPort(t)),
 		stop: make(chan struct{}), done: make(chan struct{})}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/redact"
+	"github.com/vinfer/vinfer/internal/sourcetest"
 	onvifc "github.com/vinfer/vinfer/onvif"
 	"github.com/vinfer/vinfer/onvif/onvifsim"
 	"github.com/vinfer/vinfer/source"
@@ -23,7 +24,7 @@ const wait = time.Minute
 // camera starts a simulated ONVIF camera whose profiles' stream URIs name its RTSP server,
 // which serves the sample clip; the device reports a private address (behind NAT).
 func camera(t *testing.T) *onvifsim.Device {
-	cam := onvifsim.StartCamera(t, "videos/one-by-one-person-detection.mp4", "admin", "s3cret-Pa55")
+	cam := onvifsim.StartCamera(t, sourcetest.LoadClip(t, "videos/one-by-one-person-detection.mp4"), "admin", "s3cret-Pa55")
 	d := &onvifsim.Device{User: "admin", Password: "s3cret-Pa55", RTSPAddr: cam.Addr(), ReportHost: "192.168.77.9",
 		Profiles: []onvifsim.Profile{{Token: "prof_main", Name: "mainStream", Width: 768, Height: 432, Path: "main"}}}
 	d.Start(t)
