@@ -38,6 +38,7 @@ type App struct {
 	started time.Time
 	sinksMu sync.Mutex   // guards sinks against a scrape during Stop
 	cameras cameraEvents // onvif:// streams' event watches (app/onvif.go)
+	found   discovered   // the last ONVIF camera discovery (app/onvif.go)
 	sinks   []sink.Sink  // opened from the configuration, closed by Stop
 	fanout  *Fanout
 	gpuMem  gpuMemory

@@ -2,9 +2,19 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/defs"
+	onvifc "github.com/vinfer/vinfer/onvif"
 	"github.com/vinfer/vinfer/source"
 	"github.com/vinfer/vinfer/source/onvif"
 )
@@ -54,4 +64,102 @@ func (a *App) unwatchCamera(id string) {
 	for _, stop := range stops {
 		stop()
 	}
+}
+
+var _ defs.Cameras = (*App)(nil)
+
+// discovered is the last camera discovery's result.
+type discovered struct {
+	mu   sync.Mutex
+	list []defs.Camera
+}
+
+// probeWindow is how long a discovery waits for answers.
+const probeWindow = 3 * time.Second
+
+// DiscoverCameras implements defs.Cameras.
+func (a *App) DiscoverCameras(ctx context.Context, target string) ([]defs.Camera, error) {
+	if target != "" {
+		host, _, err := net.SplitHostPort(target)
+		ip := net.ParseIP(host)
+		if err != nil || ip == nil || ip.To4() == nil || !(ip.IsLoopback() || ip.IsPrivate()) {
+			return nil, defs.ErrCameraTarget
+		}
+	}
+	found, err := onvifc.Probe(ctx, target, probeWindow)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]defs.Camera, 0, len(found))
+	for _, d := range found {
+		xaddr, ok := answeredFrom(d.XAddrs[0], d.From)
+		if !ok {
+			continue
+		}
+		sum := sha256.Sum256([]byte(d.Endpoint))
+		list = append(list, defs.Camera{ID: hex.EncodeToString(sum[:6]), Endpoint: d.Endpoint, Name: d.Name,
+			Hardware: d.Hardware, XAddr: xaddr, From: d.From})
+	}
+	a.found.mu.Lock()
+	a.found.list = list
+	a.found.mu.Unlock()
+	return slices.Clone(list), nil
+}
+
+// Cameras implements defs.Cameras.
+func (a *App) Cameras() []defs.Camera {
+	a.found.mu.Lock()
+	defer a.found.mu.Unlock()
+	return slices.Clone(a.found.list)
+}
+
+// CameraProfiles implements defs.Cameras.
+func (a *App) CameraProfiles(ctx context.Context, id, user, password string) ([]defs.CameraProfile, error) {
+	var cam *defs.Camera
+	for _, c := range a.Cameras() {
+		if c.ID == id {
+			cam = &c
+			break
+		}
+	}
+	if cam == nil {
+		return nil, defs.ErrNoCamera
+	}
+	c := &onvifc.Client{XAddr: cam.XAddr, User: user, Password: password}
+	ps, err := c.Profiles(ctx)
+	if errors.Is(err, onvifc.ErrAuth) {
+		return nil, fmt.Errorf("%w (%v)", defs.ErrCameraAuth, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cam.XAddr)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]defs.CameraProfile, 0, len(ps))
+	for _, p := range ps {
+		src := url.URL{Scheme: "onvif", Host: u.Host, Path: "/" + p.Token}
+		if user != "" {
+			src.User = url.User(user)
+		}
+		out = append(out, defs.CameraProfile{Token: p.Token, Name: p.Name, Encoding: p.Encoding, Width: p.Width, Height: p.Height, Source: src.String()})
+	}
+	return out, nil
+}
+
+// answeredFrom returns xaddr with its host made the IP the answer came from (from: ip:port),
+// its port and path kept: a probe answer cannot point vinfer's requests at another host.
+func answeredFrom(xaddr, from string) (string, bool) {
+	u, err := url.Parse(xaddr)
+	ip, _, err2 := net.SplitHostPort(from)
+	if err != nil || err2 != nil {
+		return "", false
+	}
+	if port := u.Port(); port != "" {
+		u.Host = net.JoinHostPort(ip, port)
+	} else {
+		u.Host = ip
+	}
+	return u.String(), true
 }
