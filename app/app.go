@@ -255,6 +255,7 @@ func (a *App) gpuStream(sc *pipeline.StreamConfig, reorder func() bool) error {
 // RemoveStream stops and releases a stream; a failed one (StartStream) is no longer retried.
 func (a *App) RemoveStream(id string) error {
 	if a.failed.remove(id) {
+		a.tellRemoved(id) // a no-op unless it once ran
 		return nil
 	}
 	torn := a.Pipeline.TornDown(id)

@@ -35,6 +35,7 @@ func (a *App) watchCamera(s *config.Stream) {
 	if err != nil {
 		return
 	}
+	a.unwatchCamera(s.ID) // a stream added again under its id: one watch
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	id := s.ID

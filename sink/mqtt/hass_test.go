@@ -209,3 +209,33 @@ func TestHassConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Scene changes and removals come from the API's goroutines while the pipeline writes: the
+// sink stays consistent (run with -race) and ends with the last scene's entities.
+func TestHassConcurrentScene(t *testing.T) {
+	t.Parallel()
+	addr := testutil.FreeAddr(t)
+	b := startBroker(t, addr, nil, nil)
+	defer b.Close()
+	ha := hasstest.Watch(t, addr, "homeassistant/#")
+	k := openHass(t, map[string]any{"url": "mqtt://" + addr})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 300 {
+			k.Write(&sink.Result{Stream: "cam1", Frame: int64(i), Events: []event.Event{
+				ev(event.ZoneEnter, int64(i), int64(i), fmt.Sprintf("class%d", i%5), "door", "", 0)}})
+		}
+	}()
+	for i := range 100 {
+		k.Scene("cam1", sink.Scene{Zones: []sink.Place{{Name: "door"}, {Name: fmt.Sprintf("z%d", i%3)}}})
+		if i%10 == 9 {
+			k.Removed("cam2")
+		}
+	}
+	<-done
+	k.Scene("cam1", sink.Scene{Zones: []sink.Place{{Name: "door"}}})
+	// door: occupancy, objects and one sensor per class seen; the last event.
+	bt.Wait(t, bt.Timeout, func() bool { return len(hasstest.Entities(t, ha.Last(), "homeassistant")) == 3+5 },
+		"door's entities only (have %v)", slices.Sorted(maps.Keys(hasstest.Entities(t, ha.Last(), "homeassistant"))))
+}
