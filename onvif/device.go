@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// Client talks to one device.
+// Client talks to one device. It is not safe for concurrent use (it keeps the services'
+// addresses and the device's clock offset): one per goroutine.
 type Client struct {
 	// XAddr is the device service: http://host[:port]/onvif/device_service.
 	XAddr string
@@ -20,14 +21,58 @@ type Client struct {
 	// (default DefaultTimeout).
 	HTTP    *http.Client
 	Timeout time.Duration
-	// Now is the clock for the tokens' Created (default time.Now); a device refuses tokens
-	// too far from its own clock.
+	// Now is the clock for the tokens' Created (default time.Now). A device refuses tokens too
+	// far from its own clock: the first GetCapabilities reads the device's clock
+	// (GetSystemDateAndTime) and later tokens follow it.
 	Now func() time.Time
 
 	base       *url.URL
-	media      string // the media service's address, from GetCapabilities
-	events     string // the event service's address
-	addressing bool   // add WS-Addressing To and Action (PullPoint requests)
+	media      string        // the media service's address, from GetCapabilities
+	events     string        // the event service's address
+	addressing bool          // add WS-Addressing To and Action (PullPoint requests)
+	anonymous  bool          // no UsernameToken (GetSystemDateAndTime)
+	skew       time.Duration // the device's clock minus ours, added to tokens' Created
+	synced     bool
+}
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// syncClock reads the device's clock (GetSystemDateAndTime, which needs no credentials: ONVIF
+// Core §5.9.4.2) and keeps its difference from ours for the tokens' Created, so that a camera
+// whose clock drifted still accepts them. A device that does not answer keeps ours.
+func (c *Client) syncClock(ctx context.Context) {
+	if c.synced {
+		return
+	}
+	c.synced = true
+	var r struct {
+		UTC struct {
+			Year   int `xml:"Date>Year"`
+			Month  int `xml:"Date>Month"`
+			Day    int `xml:"Date>Day"`
+			Hour   int `xml:"Time>Hour"`
+			Minute int `xml:"Time>Minute"`
+			Second int `xml:"Time>Second"`
+		} `xml:"GetSystemDateAndTimeResponse>SystemDateAndTime>UTCDateTime"`
+	}
+	anon := *c
+	anon.anonymous = true
+	sent := c.now()
+	if err := anon.call(ctx, c.base.String(), nsTDS+"/GetSystemDateAndTime",
+		`<tds:GetSystemDateAndTime xmlns:tds="`+nsTDS+`"/>`, &r); err != nil || r.UTC.Year < 2000 {
+		return
+	}
+	u := r.UTC
+	device := time.Date(u.Year, time.Month(u.Month), u.Day, u.Hour, u.Minute, u.Second, 0, time.UTC)
+	mid := sent.Add(c.now().Sub(sent) / 2)
+	if d := device.Sub(mid); d.Abs() > 5*time.Second { // within a few seconds: keep ours
+		c.skew = d
+	}
 }
 
 // Capabilities are the services a device offers.
@@ -100,6 +145,7 @@ func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
 	if err := c.init(); err != nil {
 		return caps, err
 	}
+	c.syncClock(ctx)
 	var r struct {
 		Capabilities struct {
 			Media struct {

@@ -62,8 +62,6 @@ func TestWrongCredentials(t *testing.T) {
 		{XAddr: d.XAddr(), User: "admin", Password: "wrong-Pa55"},
 		{XAddr: d.XAddr(), User: "root", Password: "s3cret-Pa55"},
 		{XAddr: d.XAddr()},
-		// A clock 10 minutes off: the device refuses the token's Created.
-		{XAddr: d.XAddr(), User: "admin", Password: "s3cret-Pa55", Now: func() time.Time { return time.Now().Add(-10 * time.Minute) }},
 	} {
 		_, err := c.Profiles(context.Background())
 		if !errors.Is(err, onvif.ErrAuth) {
@@ -143,5 +141,22 @@ func TestPullPoint(t *testing.T) {
 	}
 	if _, err := p.Pull(ctx, time.Second, 1); !errors.Is(err, onvif.ErrFault) {
 		t.Fatalf("pull after unsubscribe: %v", err)
+	}
+}
+
+// A camera whose clock is 10 minutes off (no NTP) refuses tokens made with ours: the client
+// reads the camera's clock first (GetSystemDateAndTime) and its tokens follow it.
+func TestClockSkew(t *testing.T) {
+	t.Parallel()
+	d := device(t)
+	d.Clock = -10 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	c := &onvif.Client{XAddr: d.XAddr(), User: "admin", Password: "s3cret-Pa55"}
+	if _, err := c.Profiles(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d.Count("GetSystemDateAndTime") != 1 || d.Refused.Load() != 0 {
+		t.Fatalf("GetSystemDateAndTime %d times, %d refused", d.Count("GetSystemDateAndTime"), d.Refused.Load())
 	}
 }

@@ -117,11 +117,10 @@ func (c *Client) call(ctx context.Context, addr, action, body string, out any) e
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
+	hdr := ""
+	if !c.anonymous {
+		hdr = security(c.User, c.Password, c.now().Add(c.skew))
 	}
-	hdr := security(c.User, c.Password, now())
 	if c.addressing {
 		hdr += `<wsa:To xmlns:wsa="` + nsWSA + `">` + xmlText(addr) + `</wsa:To><wsa:Action xmlns:wsa="` + nsWSA + `">` + action + `</wsa:Action>`
 	}

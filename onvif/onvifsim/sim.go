@@ -41,6 +41,9 @@ type Device struct {
 	ReportHost string
 	// Endpoint is its WS-Discovery endpoint reference (urn:uuid:…); Name its name scope.
 	Endpoint, Name string
+	// Clock is the device's clock offset from the machine's (a camera without NTP): tokens
+	// must be Created within 5 minutes of it; GetSystemDateAndTime tells it.
+	Clock time.Duration
 
 	addr   string
 	srv    *http.Server
@@ -145,6 +148,15 @@ func (d *Device) serve(w http.ResponseWriter, r *http.Request) {
 	op := env.Body.First.XMLName.Local
 	v, _ := d.Requests.LoadOrStore(op, new(atomic.Int64))
 	v.(*atomic.Int64).Add(1)
+	if op == "GetSystemDateAndTime" { // answered without credentials (ONVIF Core §5.9.4.2)
+		now := time.Now().Add(d.Clock).UTC()
+		d.reply(w, fmt.Sprintf(`<tds:GetSystemDateAndTimeResponse><tds:SystemDateAndTime><tt:DateTimeType>NTP</tt:DateTimeType>`+
+			`<tt:DaylightSavings>false</tt:DaylightSavings><tt:TimeZone><tt:TZ>UTC0</tt:TZ></tt:TimeZone><tt:UTCDateTime>`+
+			`<tt:Time><tt:Hour>%d</tt:Hour><tt:Minute>%d</tt:Minute><tt:Second>%d</tt:Second></tt:Time>`+
+			`<tt:Date><tt:Year>%d</tt:Year><tt:Month>%d</tt:Month><tt:Day>%d</tt:Day></tt:Date></tt:UTCDateTime>`+
+			`</tds:SystemDateAndTime></tds:GetSystemDateAndTimeResponse>`, now.Hour(), now.Minute(), now.Second(), now.Year(), int(now.Month()), now.Day()))
+		return
+	}
 	if !d.authorized(&env) {
 		d.Refused.Add(1)
 		d.fault(w, http.StatusBadRequest, "env:Sender", "ter:NotAuthorized", "Sender not Authorized")
@@ -269,7 +281,7 @@ func (d *Device) authorized(env *envelope) bool {
 		return false
 	}
 	created, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s.Created))
-	if err != nil || time.Since(created).Abs() > 5*time.Minute {
+	if err != nil || time.Now().Add(d.Clock).Sub(created).Abs() > 5*time.Minute {
 		return false
 	}
 	h := sha1.New()
