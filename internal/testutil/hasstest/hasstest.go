@@ -224,7 +224,7 @@ func Entities(t testing.TB, last map[string][]byte, prefix string) map[string]En
 // has no payload is "unknown".
 func States(t testing.TB, ents map[string]Entity, last map[string][]byte) (states map[string]string, ok bool) {
 	t.Helper()
-	if err := exec.Command("python3", "-c", "import jinja2").Run(); err != nil {
+	if err := haveJinja(); err != nil {
 		t.Logf("no python3 jinja2 (%v): templates not rendered", err)
 		return nil, false
 	}
@@ -252,7 +252,7 @@ func States(t testing.TB, ents map[string]Entity, last map[string][]byte) (state
 // without jinja2.
 func Render(t testing.TB, template string, payloads [][]byte) (out []string, ok bool) {
 	t.Helper()
-	if err := exec.Command("python3", "-c", "import jinja2").Run(); err != nil {
+	if err := haveJinja(); err != nil {
 		t.Logf("no python3 jinja2 (%v): templates not rendered", err)
 		return nil, false
 	}
@@ -271,6 +271,9 @@ func Render(t testing.TB, template string, payloads [][]byte) (out []string, ok 
 	}
 	return out, true
 }
+
+// haveJinja reports, once per test binary, whether python3 has jinja2.
+var haveJinja = sync.OnceValue(func() error { return exec.Command("python3", "-c", "import jinja2").Run() })
 
 // render runs Jinja on in ([{Name, Template, Payload}]) into out (name → state).
 func render(t testing.TB, in any, out *map[string]string) {
