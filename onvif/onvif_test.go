@@ -160,3 +160,43 @@ func TestClockSkew(t *testing.T) {
 		t.Fatalf("GetSystemDateAndTime %d times, %d refused", d.Count("GetSystemDateAndTime"), d.Refused.Load())
 	}
 }
+
+// Which events say something happens: motion and analytics rules with a true value do; a
+// digital input, a tamper alarm or a rule going false do not.
+func TestEventActivity(t *testing.T) {
+	t.Parallel()
+	d := device(t)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	c := &onvif.Client{XAddr: d.XAddr(), User: "admin", Password: "s3cret-Pa55"}
+	p, err := c.Subscribe(ctx, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		topic, item string
+		on, active  bool
+	}{
+		{"tns1:RuleEngine/FieldDetector/ObjectsInside", "IsInside", true, true},
+		{"tns1:VideoSource/MotionAlarm", "State", true, true},
+		{"tns1:RuleEngine/LineDetector/Crossed", "State", false, false},
+		{"tns1:Device/Trigger/DigitalInput", "LogicalState", true, false},
+		{"tns1:VideoSource/GlobalSceneChange/ImagingService", "State", true, false},
+	}
+	for _, c := range cases {
+		d.Event(c.topic, c.item, c.on)
+	}
+	var got []onvif.Notification
+	for len(got) < len(cases) && ctx.Err() == nil {
+		ns, err := p.Pull(ctx, 5*time.Second, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ns...)
+	}
+	for i, c := range cases {
+		if got[i].Topic != c.topic || got[i].Active() != c.active {
+			t.Fatalf("%s %s=%t: active %t, want %t", c.topic, c.item, c.on, got[i].Active(), c.active)
+		}
+	}
+}

@@ -59,9 +59,9 @@ type Device struct {
 }
 
 type notification struct {
-	topic, source string
-	on            bool
-	at            time.Time
+	topic, source, item string
+	on                  bool
+	at                  time.Time
 }
 
 // Start serves the device on a loopback port until the test ends.
@@ -90,8 +90,13 @@ func (d *Device) Addr() string { return d.addr }
 // Motion queues a cell motion event (tns1:RuleEngine/CellMotionDetector/Motion, IsMotion on)
 // for the pull points.
 func (d *Device) Motion(on bool) {
+	d.Event("tns1:RuleEngine/CellMotionDetector/Motion", "IsMotion", on)
+}
+
+// Event queues a notification on topic whose data is the boolean SimpleItem item.
+func (d *Device) Event(topic, item string, on bool) {
 	d.mu.Lock()
-	d.queue = append(d.queue, notification{topic: "tns1:RuleEngine/CellMotionDetector/Motion", source: "VideoSourceToken", on: on, at: time.Now()})
+	d.queue = append(d.queue, notification{topic: topic, source: "VideoSourceToken", item: item, on: on, at: time.Now()})
 	d.mu.Unlock()
 	select {
 	case d.wake <- struct{}{}:
@@ -262,8 +267,8 @@ func (d *Device) pull(w http.ResponseWriter, r *http.Request, env *envelope) {
 		fmt.Fprintf(&b, `<wsnt:NotificationMessage><wsnt:Topic Dialect="http://www.onvif.org/ver10/tev/topicExpression/ConcreteSet">%s</wsnt:Topic>`+
 			`<wsnt:Message><tt:Message UtcTime="%s" PropertyOperation="Changed"><tt:Source>`+
 			`<tt:SimpleItem Name="VideoSourceConfigurationToken" Value="%s"/><tt:SimpleItem Name="Rule" Value="MyMotionDetectorRule"/></tt:Source>`+
-			`<tt:Data><tt:SimpleItem Name="IsMotion" Value="%t"/></tt:Data></tt:Message></wsnt:Message></wsnt:NotificationMessage>`,
-			n.topic, n.at.UTC().Format(time.RFC3339), n.source, n.on)
+			`<tt:Data><tt:SimpleItem Name="%s" Value="%t"/></tt:Data></tt:Message></wsnt:Message></wsnt:NotificationMessage>`,
+			n.topic, n.at.UTC().Format(time.RFC3339), n.source, esc(n.item), n.on)
 	}
 	b.WriteString(`</tev:PullMessagesResponse>`)
 	d.reply(w, b.String())
