@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vinfer/vinfer/config"
@@ -22,8 +24,25 @@ import (
 // cameraEvents are the ONVIF event watches of onvif:// streams with activity gating: a
 // camera's motion or analytics event wakes its idle stream (docs/onvif.md).
 type cameraEvents struct {
-	mu    sync.Mutex
-	stops map[string]func() // stream id → cancel and wait
+	mu     sync.Mutex
+	stops  map[string]func()          // stream id → cancel and wait
+	counts map[string]*cameraCounters // stream id → its counters (kept after the stream, like metrics)
+}
+
+type cameraCounters struct{ received, wakes, failures atomic.Uint64 }
+
+var _ defs.CameraEvents = (*App)(nil)
+
+// CameraEvents implements defs.CameraEvents.
+func (a *App) CameraEvents() []defs.CameraEventCounts {
+	a.cameras.mu.Lock()
+	defer a.cameras.mu.Unlock()
+	out := make([]defs.CameraEventCounts, 0, len(a.cameras.counts))
+	for id, c := range a.cameras.counts {
+		out = append(out, defs.CameraEventCounts{Stream: id, Received: c.received.Load(), Wakes: c.wakes.Load(), Failures: c.failures.Load()})
+	}
+	slices.SortFunc(out, func(x, y defs.CameraEventCounts) int { return strings.Compare(x.Stream, y.Stream) })
+	return out
 }
 
 // watchCamera starts s's event watch when s is an onvif:// stream with activity gating.
@@ -39,14 +58,24 @@ func (a *App) watchCamera(s *config.Stream) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	id := s.ID
-	go func() {
-		defer close(done)
-		onvif.WatchEvents(ctx, t, func() { a.WakeStream(id) }, a.Log.With("stream", id))
-	}()
 	a.cameras.mu.Lock()
 	if a.cameras.stops == nil {
-		a.cameras.stops = map[string]func(){}
+		a.cameras.stops, a.cameras.counts = map[string]func(){}, map[string]*cameraCounters{}
 	}
+	n := a.cameras.counts[id]
+	if n == nil {
+		n = &cameraCounters{}
+		a.cameras.counts[id] = n
+	}
+	go func() {
+		defer close(done)
+		onvif.WatchEvents(ctx, t, onvif.Watch{
+			Wake:     func() { n.wakes.Add(1); a.WakeStream(id) },
+			Received: func(k int) { n.received.Add(uint64(k)) },
+			Failed:   func(error) { n.failures.Add(1) },
+			Log:      a.Log.With("stream", id),
+		})
+	}()
 	a.cameras.stops[id] = func() { cancel(); <-done }
 	a.cameras.mu.Unlock()
 }

@@ -143,7 +143,8 @@ func New() *Metrics {
 		m.stage, m.batch, m.reloads, m.requests, m.events, m.forwarded,
 		clusterCollector{&m.cluster},
 		gbCollector{m},
-		appCollector{m}, // also collects streamLatency, after dropping removed streams' series
+		onvifCollector{m}, // metrics/onvif.go
+		appCollector{m},   // also collects streamLatency, after dropping removed streams' series
 	)
 	return m
 }

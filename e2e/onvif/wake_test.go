@@ -5,8 +5,10 @@ package onvif_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/internal/sourcetest"
 	"github.com/vinfer/vinfer/internal/testutil"
+	"github.com/vinfer/vinfer/metrics"
 	"github.com/vinfer/vinfer/onvif/onvifsim"
 )
 
@@ -74,6 +77,17 @@ func TestCameraEventWakes(t *testing.T) {
 	}
 	d.Motion(true)
 	testutil.Eventually(t, wait, "door woken by the camera's motion event", func() bool { return activity().Wakes >= 1 })
+	m := metrics.New()
+	done := make(chan struct{})
+	defer close(done)
+	m.Watch(a, done)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`vinfer_onvif_events_total{kind="wakes",stream="door"} 1`, `vinfer_onvif_events_total{kind="received",stream="door"} 1`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	if n := d.Count("CreatePullPointSubscription"); n != 1 {
 		t.Fatalf("%d subscriptions, want 1 (the stream without gating has none)", n)
 	}

@@ -53,3 +53,18 @@ type CameraProfile struct {
 	// onvif://user:password@…).
 	Source string `json:"source"`
 }
+
+// CameraEvents counts the camera events of onvif:// streams with activity gating (their
+// PullPoint subscriptions).
+type CameraEvents interface {
+	// CameraEvents returns each such stream's counters, sorted by stream id.
+	CameraEvents() []CameraEventCounts
+}
+
+// CameraEventCounts are one stream's camera event counters since it started.
+type CameraEventCounts struct {
+	Stream string
+	// Received counts event messages pulled, Wakes those pulls that woke the stream (a message
+	// reporting activity), Failures lost or refused subscriptions (each made again).
+	Received, Wakes, Failures uint64
+}

@@ -17,18 +17,32 @@ const (
 	retryMax        = 30 * time.Second
 )
 
-// WatchEvents subscribes to the camera's events (PullPoint) and calls wake for each motion or
-// analytics event that reports activity (onvifc.Notification.Active), until ctx ends; a lost
-// subscription is made again (backoff 1–30 s). It returns when ctx ends, after unsubscribing.
-func WatchEvents(ctx context.Context, t Target, wake func(), log *slog.Logger) {
+// Watch is what WatchEvents calls: Wake for each message that reports activity
+// (onvifc.Notification.Active), Received with the messages of each pull, Failed for each lost
+// or refused subscription (then made again). Any may be nil.
+type Watch struct {
+	Wake     func()
+	Received func(n int)
+	Failed   func(err error)
+	Log      *slog.Logger
+}
+
+// WatchEvents subscribes to the camera's events (PullPoint) until ctx ends, calling w's
+// functions; a lost subscription is made again (backoff 1–30 s, logged). It returns when ctx
+// ends, after unsubscribing.
+func WatchEvents(ctx context.Context, t Target, w Watch) {
+	log := w.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	backoff := retryMin
 	for ctx.Err() == nil {
-		err := watch(ctx, t, wake)
+		err := watch(ctx, t, &w)
 		if ctx.Err() != nil {
 			return
+		}
+		if w.Failed != nil {
+			w.Failed(err)
 		}
 		log.Warn("onvif: camera events", "error", err, "retry_in", backoff)
 		select {
@@ -41,7 +55,7 @@ func WatchEvents(ctx context.Context, t Target, wake func(), log *slog.Logger) {
 }
 
 // watch runs one subscription until it fails or ctx ends.
-func watch(ctx context.Context, t Target, wake func()) error {
+func watch(ctx context.Context, t Target, w *Watch) error {
 	c := &onvifc.Client{XAddr: t.XAddr, User: t.User, Password: t.Password}
 	p, err := c.Subscribe(ctx, subscriptionTTL)
 	if err != nil {
@@ -58,9 +72,14 @@ func watch(ctx context.Context, t Target, wake func()) error {
 		if err != nil {
 			return err
 		}
+		if w.Received != nil && len(ns) > 0 {
+			w.Received(len(ns))
+		}
 		for i := range ns {
 			if ns[i].Active() {
-				wake()
+				if w.Wake != nil {
+					w.Wake()
+				}
 				break
 			}
 		}
