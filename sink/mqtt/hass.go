@@ -90,7 +90,7 @@ type hass struct {
 	mu                    sync.Mutex
 	streams               map[string]*hassStream
 	closed                bool
-	retain                func(topic string, payload []byte) error // k.Retain; tests may wrap it
+	retain                func(topic string, payload []byte) error // k.Retain
 	seed                  func(stream, name string, line bool) error
 	errOnce               sync.Once
 	logErr                func(err error)
