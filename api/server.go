@@ -265,6 +265,9 @@ func (s *Server) routes() http.Handler {
 	api("/api/sinks", methods{"GET": s.listSinks}.serve)
 	api("/api/gb28181/devices", methods{"GET": s.gbDevices}.serve)
 	api("/api/gb28181/upstream", methods{"GET": s.gbUpstreams}.serve)
+	api("/api/onvif/cameras", methods{"GET": s.listCameras}.serve) // api/onvif.go
+	api("/api/onvif/discover", methods{"POST": s.discoverCameras}.serve)
+	api("/api/onvif/cameras/{id}/profiles", methods{"POST": s.cameraProfiles}.serve)
 	api("/api/events", methods{"GET": s.recordedOr(s.clustered(s.sse))}.serve) // api/evidence.go
 	api("/api/ws", methods{"GET": s.clustered(s.websocket)}.serve)
 	s.evidenceRoutes(mux, api)

@@ -36,8 +36,10 @@ type App struct {
 	Log     *slog.Logger
 
 	started time.Time
-	sinksMu sync.Mutex  // guards sinks against a scrape during Stop
-	sinks   []sink.Sink // opened from the configuration, closed by Stop
+	sinksMu sync.Mutex   // guards sinks against a scrape during Stop
+	cameras cameraEvents // onvif:// streams' event watches (app/onvif.go)
+	found   discovered   // the last ONVIF camera discovery (app/onvif.go)
+	sinks   []sink.Sink  // opened from the configuration, closed by Stop
 	fanout  *Fanout
 	gpuMem  gpuMemory
 	limits  *limits
@@ -222,6 +224,8 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 		a.limits.drop(s.ID)
 		return err
 	}
+	a.tellScene(s.ID, &s.Config)
+	a.watchCamera(&s)
 	return nil
 }
 
@@ -262,6 +266,7 @@ func (a *App) gpuStream(sc *pipeline.StreamConfig, reorder func() bool) error {
 // RemoveStream stops and releases a stream; a failed one (StartStream) is no longer retried.
 func (a *App) RemoveStream(id string) error {
 	if a.failed.remove(id) {
+		a.tellRemoved(id) // a no-op unless it once ran
 		return nil
 	}
 	torn := a.Pipeline.TornDown(id)
@@ -269,6 +274,8 @@ func (a *App) RemoveStream(id string) error {
 		return err
 	}
 	a.limits.drop(id)
+	a.unwatchCamera(id)
+	a.tellRemoved(id)
 	a.returnMemory(torn) // app/release.go
 	return nil
 }
@@ -301,6 +308,7 @@ func (a *App) Stop() error { return a.StopWithin(0) }
 // StopWithin is Stop with the frames' drain bounded (pipeline.StopWithin).
 func (a *App) StopWithin(drain time.Duration) error {
 	a.failed.stop()
+	a.unwatchCamera("")
 	a.overloadEnd()
 	err := a.Pipeline.StopWithin(drain)
 	a.stopGB28181()

@@ -9,6 +9,7 @@ import (
 	"github.com/vinfer/vinfer/source"
 	"github.com/vinfer/vinfer/source/file"
 	"github.com/vinfer/vinfer/source/gb28181"
+	"github.com/vinfer/vinfer/source/onvif"
 	"github.com/vinfer/vinfer/source/rtp"
 	"github.com/vinfer/vinfer/source/rtsp"
 )
@@ -20,6 +21,7 @@ func init() {
 	source.Register(rtsp.Kind)    // rtsp://, rtsps://
 	source.Register(rtp.Kind)     // rtp://
 	source.Register(gb28181.Kind) // gb28181://
+	source.Register(onvif.Kind)   // onvif://user:pass@host[:port]/profile
 
 	sink.Register(sink.JSONLKind) // output.jsonl, {type: jsonl}
 	sink.Register(mqtt.Kind)      // {type: mqtt}: MQTT 3.1.1 and 5

@@ -88,5 +88,9 @@ func (a *App) SetScene(id string, c analytics.Config) error {
 	if err := c.Check(w, h, st.Decl.Rules.Names(labels)); err != nil {
 		return err
 	}
-	return a.Pipeline.SetScene(id, c)
+	if err := a.Pipeline.SetScene(id, c); err != nil {
+		return err
+	}
+	a.tellScene(id, &c)
+	return nil
 }

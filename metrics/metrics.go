@@ -144,7 +144,8 @@ func New() *Metrics {
 		clusterCollector{&m.cluster},
 		gbCollector{m},
 		gbUpCollector{m},
-		appCollector{m}, // also collects streamLatency, after dropping removed streams' series
+		onvifCollector{m}, // metrics/onvif.go
+		appCollector{m},   // also collects streamLatency, after dropping removed streams' series
 	)
 	return m
 }

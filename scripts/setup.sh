@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine for building, testing and running vinfer. Idempotent.
 #   - Debian packages: Go toolchain deps (gcc, pkg-config), FFmpeg 5.1 dev libraries, ffmpeg CLI
-#     (test peers), python3-onnx (test model generator), chromium (browser tests), npm,
+#     (test peers), python3-onnx (test model generator), python3-jinja2 (Home Assistant's
+#     templates rendered in tests), chromium (browser tests), npm,
 #     debootstrap (e2e/image builds the container image's root filesystem from Debian's packages).
 #   - ONNX Runtime 1.30.0 CPU library from npm onnxruntime-node@1.30.0 -> third_party/ort/lib/
 #   - bin/vinfer, built
@@ -20,7 +21,7 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 
 pkgs=(gcc pkg-config ca-certificates curl ffmpeg
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
-  python3-onnx python3-numpy chromium debootstrap)
+  python3-onnx python3-numpy python3-jinja2 chromium debootstrap)
 command -v npm >/dev/null || pkgs+=(npm)  # Node.js from elsewhere often bundles npm; Debian's conflicts with it
 if [ "${VINFER_SKIP_APT:-0}" != 1 ]; then
   missing=()

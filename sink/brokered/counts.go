@@ -54,19 +54,7 @@ func (c *counts) add(stream string, e *event.Event) {
 	if name == "" || len(name) > 255 {
 		return
 	}
-	if c.streams == nil {
-		c.streams = map[string]map[string]*place{}
-	}
-	ps := c.streams[stream]
-	if ps == nil {
-		ps = map[string]*place{}
-		c.streams[stream] = ps
-	}
-	p := ps[name]
-	if p == nil || p.line != line { // a name reused by the other kind after a scene change
-		p = &place{stream: stream, name: name, line: line}
-		ps[name] = p
-	}
+	p := c.place(stream, name, line)
 	k := p.class(e.Label)
 	switch e.Type {
 	case event.ZoneEnter:
@@ -85,6 +73,25 @@ func (c *counts) add(stream string, e *event.Event) {
 		p.dirty = true
 		c.dirty = append(c.dirty, p)
 	}
+}
+
+// place returns the counts of zone or line name in stream, made when missing or of the other
+// kind (a name reused after a scene change).
+func (c *counts) place(stream, name string, line bool) *place {
+	if c.streams == nil {
+		c.streams = map[string]map[string]*place{}
+	}
+	ps := c.streams[stream]
+	if ps == nil {
+		ps = map[string]*place{}
+		c.streams[stream] = ps
+	}
+	p := ps[name]
+	if p == nil || p.line != line {
+		p = &place{stream: stream, name: name, line: line}
+		ps[name] = p
+	}
+	return p
 }
 
 func (p *place) class(label string) *classCount {

@@ -16,6 +16,11 @@ const (
 	// KindCount is a zone's or line's counts (Settings.Counts); its Type is the zone's or
 	// line's name.
 	KindCount Kind = 'c'
+	// KindRetained is a retained message of the sink's own protocol (MQTT discovery: Home
+	// Assistant's config and availability topics); its Type is the whole topic and its Body
+	// the payload, possibly empty (MQTT: clears the retained message). Only the MQTT sink
+	// writes them.
+	KindRetained Kind = 'r'
 )
 
 // TypeDetections is the type of detection records.
@@ -49,7 +54,7 @@ func AppendRecord(b []byte, k Kind, id event.ID, stream, typ string) []byte {
 // Decode decodes a record from p (see the package documentation); the result aliases p.
 func Decode(p []byte) (Record, error) {
 	var r Record
-	if len(p) < 20 || p[0] != recordVersion || (Kind(p[1]) != KindEvent && Kind(p[1]) != KindDetections && Kind(p[1]) != KindCount) {
+	if len(p) < 20 || p[0] != recordVersion || !known(Kind(p[1])) {
 		return r, ErrRecord
 	}
 	r.Kind = Kind(p[1])
@@ -66,4 +71,8 @@ func Decode(p []byte) (Record, error) {
 	}
 	r.Type, r.Body = p[1:1+m], p[1+m:]
 	return r, nil
+}
+
+func known(k Kind) bool {
+	return k == KindEvent || k == KindDetections || k == KindCount || k == KindRetained
 }

@@ -38,6 +38,7 @@ type Sink struct {
 	w   *deliver.Worker
 	pub deliver.Publisher
 
+	mu       sync.Mutex // Write, Retain and SeedCount; held briefly (appends to the outbox)
 	buf      []byte
 	every    map[string]int // results with detections seen per stream (one entry per stream)
 	counts   counts         // with Settings.Counts
@@ -97,6 +98,9 @@ func Open(typ string, s *Settings, env sink.Env, newPub func() (deliver.Publishe
 func (k *Sink) Name() string { return k.s.Name }
 func (k *Sink) Type() string { return k.typ }
 
+// Carry is what the sink carries.
+func (k *Sink) Carry() Carry { return k.s.Carry }
+
 // Outbox returns the sink's outbox.
 func (k *Sink) Outbox() *outbox.Outbox { return k.ob }
 
@@ -105,6 +109,8 @@ func (k *Sink) Outbox() *outbox.Outbox { return k.ob }
 // outbox has no room for (its file system full) is counted dropped by the outbox
 // (Stats().Dropped, disk_full); another outbox I/O error is returned.
 func (k *Sink) Write(r *sink.Result) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.closed {
 		return ErrClosed
 	}
@@ -205,10 +211,13 @@ func (k *Sink) Stats() deliver.Stats {
 // the Worker, closes the publisher and the outbox. Undelivered records stay in the outbox and
 // are delivered by the next run.
 func (k *Sink) Close() error {
+	k.mu.Lock()
 	if k.closed {
+		k.mu.Unlock()
 		return nil
 	}
 	k.closed = true
+	k.mu.Unlock()
 	err := k.ob.Sync()
 	deadline := time.Now().Add(time.Duration(k.s.DrainTimeout))
 	tick := time.NewTicker(10 * time.Millisecond)

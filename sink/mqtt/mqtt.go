@@ -9,7 +9,8 @@
 // through the last will, when the connection is lost. QoS 1 by
 // default: a message counts as delivered on the broker's PUBACK. Up to MaxInflight messages
 // are in flight at once (MQTT 5: concurrently, so their order within one delivery attempt may
-// vary; order by the event id or time).
+// vary; order by the event id or time). With discovery: homeassistant, Home Assistant's MQTT
+// discovery configs and per-stream topics besides (hass.go, docs/homeassistant.md).
 package mqtt
 
 import (
@@ -50,6 +51,11 @@ type Settings struct {
 	MaxInflight int `yaml:"max_inflight"`
 	// TLS configures the connection's TLS (CA, client certificate), with mqtts://.
 	TLS *brokered.TLS `yaml:"tls"`
+	// Discovery is "homeassistant" for Home Assistant's MQTT discovery (hass.go,
+	// docs/homeassistant.md), or empty.
+	Discovery string `yaml:"discovery"`
+	// DiscoveryPrefix is Home Assistant's discovery prefix (default homeassistant).
+	DiscoveryPrefix string `yaml:"discovery_prefix"`
 }
 
 // Errors.
@@ -114,11 +120,14 @@ func Open(decl config.Sink, env sink.Env) (sink.Sink, error) {
 		s.MaxInflight = 32
 	}
 	s.Settings.Counts = s.Counts == nil || *s.Counts
+	if err := s.checkDiscovery(); err != nil {
+		return nil, err
+	}
 	tlsConf, err := s.TLS.Config(env.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("mqtt: %w", err)
 	}
-	return brokered.Open("mqtt", &s.Settings, env, func() (deliver.Publisher, error) {
+	k, err := brokered.Open("mqtt", &s.Settings, env, func() (deliver.Publisher, error) {
 		if s.ClientID == "" {
 			s.ClientID = "vinfer-" + s.Name
 		}
@@ -135,6 +144,36 @@ func Open(decl config.Sink, env sink.Env) (sink.Sink, error) {
 		}
 		return &publisher{c: c, prefix: s.Prefix}, nil
 	})
+	if err != nil || s.Discovery == "" {
+		return k, err
+	}
+	log := env.Log
+	h := newHass(k, s.DiscoveryPrefix, s.Prefix, qos, func(err error) {
+		if log != nil {
+			log.Warn("mqtt: home assistant discovery not queued", "sink", k.Name(), "error", err)
+		}
+	})
+	return &hassSink{Sink: k, h: h}, nil
+}
+
+// checkDiscovery checks the discovery settings and fills their defaults.
+func (s *Settings) checkDiscovery() error {
+	if s.Discovery == "" {
+		return nil
+	}
+	if s.Discovery != Discovery {
+		return fmt.Errorf("%w (have %q)", ErrDiscovery, s.Discovery)
+	}
+	if !s.Settings.Counts {
+		return ErrDiscoveryCounts
+	}
+	if s.DiscoveryPrefix == "" {
+		s.DiscoveryPrefix = Discovery
+	}
+	if len(s.DiscoveryPrefix) > 64 || strings.ContainsAny(s.DiscoveryPrefix, "+#") || strings.HasPrefix(s.DiscoveryPrefix, "$") {
+		return fmt.Errorf("%w (have %q)", ErrDiscoveryPrefix, s.DiscoveryPrefix)
+	}
+	return nil
 }
 
 // Topic returns the topic of a record of stream, kind and type under prefix.
@@ -180,12 +219,12 @@ type publisher struct {
 	prefix string
 	msgs   []message
 	first  []int          // index in recs of the record that made each message
-	counts map[string]int // count topic → its message in msgs
+	counts map[string]int // retained topic (counts, discovery) → its message in msgs
 }
 
-// Publish implements deliver.Publisher. Of several count records for one topic in recs, one
-// message goes out, at the first one's place with the last one's payload: the retained value
-// never goes back, also with MQTT 5's concurrent publishes.
+// Publish implements deliver.Publisher. Of several count or retained records for one topic in
+// recs, one message goes out, at the first one's place with the last one's payload: the
+// retained value never goes back, also with MQTT 5's concurrent publishes.
 func (p *publisher) Publish(ctx context.Context, recs []outbox.Record) (int, error) {
 	p.msgs, p.first = p.msgs[:0], p.first[:0]
 	clear(p.counts)
@@ -197,8 +236,11 @@ func (p *publisher) Publish(ctx context.Context, recs []outbox.Record) (int, err
 			bad, read = fmt.Errorf("%w: %v", deliver.ErrUndeliverable, err), i
 			break
 		}
-		if d.Kind == brokered.KindCount {
-			topic := CountTopic(p.prefix, d.Stream, d.Type)
+		if d.Kind == brokered.KindCount || d.Kind == brokered.KindRetained {
+			topic := string(d.Type)
+			if d.Kind == brokered.KindCount {
+				topic = CountTopic(p.prefix, d.Stream, d.Type)
+			}
 			if j, ok := p.counts[topic]; ok {
 				p.msgs[j].payload = d.Body
 				continue
