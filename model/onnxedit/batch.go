@@ -9,6 +9,7 @@
 package onnxedit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -61,9 +62,15 @@ var ErrNotONNX = errors.New("not an ONNX model")
 var ErrUnchanged = errors.New("nothing to rewrite: the batch is dynamic already")
 
 // UnsupportedError says why a well-formed model cannot be rewritten safely.
-type UnsupportedError struct{ Reason string }
+type UnsupportedError struct {
+	Reason string
+	// What names the rewrite refused ("" : the dynamic batch).
+	What string
+}
 
-func (e *UnsupportedError) Error() string { return "cannot make the batch dynamic: " + e.Reason }
+func (e *UnsupportedError) Error() string {
+	return cmp.Or(e.What, "cannot make the batch dynamic") + ": " + e.Reason
+}
 
 func unsupported(format string, args ...any) error {
 	return &UnsupportedError{Reason: fmt.Sprintf(format, args...)}

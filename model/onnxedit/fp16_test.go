@@ -1,0 +1,156 @@
+package onnxedit
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/vinfer/vinfer/detect"
+)
+
+func TestFloat16(t *testing.T) {
+	for _, tc := range []struct {
+		f       float32
+		h       uint16
+		clamped bool
+	}{
+		{0, 0, false}, {1, 0x3c00, false}, {-2, 0xc000, false}, {0.1, 0x2e66, false},
+		{65504, 0x7bff, false}, {65519, 0x7bff, true}, {1e6, 0x7bff, true}, {-1e6, 0xfbff, true},
+		{float32(math.Inf(1)), 0x7c00, false}, {1 + 1.0/2048, 0x3c00, false}, {1 + 3.0/2048, 0x3c02, false},
+		{1.0 / (1 << 24), 0x0001, false}, {1.0 / (1 << 26), 0, false}, {1.0 / (1 << 14), 0x0400, false},
+		{3.0 / (1 << 25), 0x0002, false}, // 1.5 ulp of the smallest subnormal rounds to even
+	} {
+		h, c := Float16(tc.f)
+		if h != tc.h || c != tc.clamped {
+			t.Errorf("Float16(%g) = %#04x, %v; want %#04x, %v", tc.f, h, c, tc.h, tc.clamped)
+		}
+	}
+	if h, _ := Float16(float32(math.NaN())); h&0x7c00 != 0x7c00 || h&0x3ff == 0 {
+		t.Errorf("NaN gives %#04x", h)
+	}
+	for h := range 1 << 16 {
+		if exp := h >> 10 & 0x1f; exp == 0x1f {
+			continue
+		}
+		if back, _ := Float16(Float32(uint16(h))); back != uint16(h) {
+			t.Fatalf("%#04x → %g → %#04x", h, Float32(uint16(h)), back)
+		}
+	}
+}
+
+// halfStructure checks a float16 rewrite's graph: float32 input and outputs, every Conv,
+// MatMul and Gemm reading float16 weights, float initializers read by float32 nodes only.
+func halfStructure(t *testing.T, b []byte, rep FP16Report) {
+	t.Helper()
+	m, err := parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb, _ := m.bytesField(modelGraph)
+	g, err := parseGraph(gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.inShape.elem != dtypeFloat {
+		t.Errorf("input %s has type %d, want float", g.input, g.inShape.elem)
+	}
+	for _, vb := range g.msg.messages(graphOutput) {
+		if name, s, _, _ := valueShape(vb); s.elem != dtypeFloat {
+			t.Errorf("output %s has type %d, want float", name, s.elem)
+		}
+	}
+	halves, floats := 0, 0
+	for name, init := range g.inits {
+		switch dt, _ := init.varint(tensorDataType); dt {
+		case dtypeFloat16:
+			halves++
+		case dtypeFloat:
+			floats++
+			for _, u := range g.users[name] {
+				if heavy[u.n.op] {
+					t.Errorf("float32 initializer %s is read by %s %s", name, u.n.op, u.n.name)
+				}
+			}
+		}
+	}
+	for _, n := range g.nodes {
+		if heavy[n.op] && len(n.inputs) > 1 {
+			if w, ok := g.inits[n.inputs[1]]; !ok {
+				t.Errorf("%s %s: weights %s are not an initializer", n.op, n.name, n.inputs[1])
+			} else if dt, _ := w.varint(tensorDataType); dt != dtypeFloat16 {
+				t.Errorf("%s %s: weights %s of type %d", n.op, n.name, n.inputs[1], dt)
+			}
+		}
+	}
+	if halves == 0 || halves > rep.Initializers || floats > rep.Kept+len(g.inits)-halves {
+		t.Errorf("%d float16 and %d float initializers; report %+v", halves, floats, rep)
+	}
+}
+
+// TestFP16Models: the bundled models' float16 rewrites have that structure, load and run on
+// ONNX Runtime's CPU provider (which computes float16 operators it lacks through Casts), and
+// give the float32 outputs within 3 % relative RMS error on two bundled stills.
+func TestFP16Models(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		fam  detect.Family
+		w, h int
+	}{
+		{"yolox_nano_416.onnx", detect.FamilyYOLOX, 416, 416},
+		{"ultraface_rfb_320.onnx", detect.FamilyUltraFace, 320, 240},
+		{"fastestdet_352.onnx", detect.FamilyFastestDet, 352, 352},
+	} {
+		orig := readModel(t, tc.file)
+		if tc.fam == detect.FamilyYOLOX { // as vinfer loads it: dynamic batch, Focus as a Conv
+			var err error
+			if orig, _, err = Rewrite(orig, Options{FocusConv: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		half, rep, err := FP16(orig)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		t.Logf("%s: %s", tc.file, rep)
+		halfStructure(t, half, rep)
+		if len(half) > len(orig)*6/10 {
+			t.Errorf("%s: %d bytes, the original %d: weights not halved", tc.file, len(half), len(orig))
+		}
+		imgs := images(t, tc.fam, tc.w, tc.h)[:2]
+		a, b := open(t, "fp32", orig, 1), open(t, "fp16", half, 1)
+		for i, img := range imgs {
+			want, got := run(t, a, [][]float32{img})[0], run(t, b, [][]float32{img})[0]
+			worst, se, ss := 0.0, 0.0, 0.0
+			for j := range want {
+				d := float64(got[j] - want[j])
+				worst, se, ss = max(worst, math.Abs(d)), se+d*d, ss+float64(want[j])*float64(want[j])
+			}
+			rms := math.Sqrt(se / ss)
+			if !(rms < 0.03) { // YOLOX-Nano: 1.3 %, from its weights' rounding alone
+				t.Errorf("%s: image %d: relative RMS error %.3g", tc.file, i, rms)
+			}
+			t.Logf("%s: image %d: max |Δ| %.4g, relative RMS error %.3g", tc.file, i, worst, rms)
+		}
+	}
+}
+
+// TestFP16Refused: a graph without Conv/MatMul/Gemm, an operator of another domain and a
+// second pass are refused with the reason.
+func TestFP16Refused(t *testing.T) {
+	_, _, err := FP16(tinyModel(false))
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "cannot convert to float16: no Conv") {
+		t.Errorf("tiny: %v", err)
+	}
+	half, _, err := FP16(readModel(t, "ultraface_rfb_320.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := FP16(half); !errors.As(err, &ue) || !strings.Contains(err.Error(), "float16 already") {
+		t.Errorf("second pass: %v", err)
+	}
+	if _, _, err := FP16([]byte("not a model")); !errors.Is(err, ErrNotONNX) {
+		t.Errorf("garbage: %v", err)
+	}
+}
