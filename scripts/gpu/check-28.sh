@@ -11,8 +11,10 @@
 #          counts per class)
 #   auto   `vinfer run` load log of precision: auto on both models (what the load chose, its
 #          timings)
-# STEPS picks them (default "dets auto large"). Results: $OUT/results.jsonl (one JSON line per
-# figure), $OUT/check-28.log.
+# STEPS picks them (default "dets auto large"); one call may run 8 minutes, so on one warm
+# machine: STEPS="dets auto", then STEPS=large BATCHES=8, then STEPS=large BATCHES=32 (E2E=0:
+# model-only). Results: $OUT/results.jsonl (one JSON line per figure; the ranges cover every
+# call on this machine, kept in /tmp/vinfer-28/results.jsonl), $OUT/check-28.log.
 set -uo pipefail
 OUT=${OUT:-/tmp/vinfer-out}
 mkdir -p "$OUT"
@@ -34,7 +36,7 @@ for f in .build/gpu28/*.zst; do
 done
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
 has() { [[ " $steps " == *" $1 "* ]]; }
-result() { echo "$1" >>"$OUT/results.jsonl"; echo "RESULT $1"; }
+result() { echo "$1" | tee -a "$OUT/results.jsonl" >>"$B/results.jsonl"; echo "RESULT $1"; }
 export XDG_CACHE_HOME=$B/xdg # the optimized-model and rewrite caches
 
 # run_cfg NAME PRECISION MODEL: `vinfer run` of one nvdec stream of the clip, no loop, detections
@@ -82,14 +84,14 @@ if has large; then
     for b in ${BATCHES:-8 32}; do
       for v in "fp32 0" "fp32 1" "fp16 0" "fp16 1"; do
         set -- $v
-        bench "model-$1-nhwc$2-b$b-r$round" 90 -mode model -model "$L" -batch "$b" -precision "$1" -nhwc "$2" -duration 8s
-        bench "e2e16-$1-nhwc$2-b$b-r$round" 120 -mode e2e -model "$L" -clip "$C" -streams 16 -batch "$b" -precision "$1" -nhwc "$2" -duration 16s -settle 6s
+        bench "model-$1-nhwc$2-b$b-r$round" 60 -mode model -model "$L" -batch "$b" -precision "$1" -nhwc "$2" -duration 5s
+        [ "${E2E:-1}" = 1 ] && bench "e2e16-$1-nhwc$2-b$b-r$round" 80 -mode e2e -model "$L" -clip "$C" -streams 16 -batch "$b" -precision "$1" -nhwc "$2" -duration 10s -settle 4s
       done
     done
   done
   # ranges over the rounds: images/s (model) and steady fps (e2e) per variant, and the ratio to
   # FP32 NCHW of the same batch
-  $PY - "$OUT/results.jsonl" <<'PYEOF'
+  $PY - "$B/results.jsonl" <<'PYEOF' | tee -a "$OUT/results.jsonl"
 import json, re, sys, collections
 v = collections.defaultdict(list)
 for l in open(sys.argv[1]):
@@ -105,4 +107,4 @@ for (mode, p, n, bt), xs in sorted(v.items()):
     print(json.dumps({"what": f"range-{mode}-{p}-nhwc{n}-b{bt}", "min": min(xs), "max": max(xs),
                       "x_fp32_nchw": [round(min(xs) / bm, 3), round(max(xs) / bm, 3)] if bm else None}))
 PYEOF
-fi | tee -a "$OUT/results.jsonl"
+fi
