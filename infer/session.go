@@ -60,7 +60,12 @@ func provider(name string) (ProviderFunc, error) {
 		avail = append(avail, n)
 	}
 	sort.Strings(avail[1:])
-	if name == ProviderCUDA || name == ProviderTensorRT {
+	if name == ProviderTensorRT {
+		// No code path loads libnvinfer: the refusal is the whole of TensorRT support.
+		return nil, fmt.Errorf("infer: provider %q: %w: this build does not load TensorRT (libnvinfer); use provider: cuda, with precision: fp16 for float16 (available: %s)",
+			name, ErrProviderUnavailable, strings.Join(avail, ", "))
+	}
+	if name == ProviderCUDA {
 		return nil, fmt.Errorf("infer: provider %q: %w (available: %s)", name, ErrProviderUnavailable, strings.Join(avail, ", "))
 	}
 	return nil, fmt.Errorf("infer: unknown execution provider %q (available: %s)", name, strings.Join(avail, ", "))

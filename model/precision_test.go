@@ -90,3 +90,18 @@ func TestPrecisionFP16(t *testing.T) {
 		t.Errorf("after a corrupt cache file: precision %q", again.Precision)
 	}
 }
+
+// TestTensorRTRefused: provider: tensorrt is refused at load with what to use instead (no
+// code path loads libnvinfer).
+func TestTensorRTRefused(t *testing.T) {
+	decl := config.Model{Name: "yolox", Path: filepath.Join(assets(t), "models", "yolox_nano_416.onnx"),
+		Provider: config.ProviderTensorRT, IntraOpThreads: 1}
+	m, err := model.Load(decl)
+	if err == nil {
+		m.Close()
+		t.Fatal("provider tensorrt loaded")
+	}
+	if !strings.Contains(err.Error(), "does not load TensorRT (libnvinfer); use provider: cuda, with precision: fp16") {
+		t.Errorf("error %v", err)
+	}
+}
