@@ -208,7 +208,7 @@ func (e *Engine) initLane(ln *lane, inflight int) error {
 	if ln.dec, err = ln.sess.NewDecoder(); err != nil {
 		return err
 	}
-	ln.pre = gpu.Preprocessor{Device: e.dev, Spec: ln.sess.Preprocess()}
+	ln.pre = gpu.Preprocessor{Device: e.dev, Spec: ln.sess.Preprocess(), Half: sess.InputHalf()}
 	if err := ln.pre.Init(); err != nil {
 		return err
 	}

@@ -129,15 +129,19 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 	}
 	defer unmap()
 	defer rw.release()
-	pv := l.precisionFor(c, rw, cfg, logf)
+	pv := l.precisionFor(c, rw, cfg, dev != nil, logf)
 	open, openSum, openCfg := rw.data, rw.sum, cfg
 	if pv.known && pv.half {
-		open, openSum = pv.data, pv.sum
+		open, openSum = pv.serve, pv.serveSum
 	}
 	if pv.known {
 		openCfg = withNHWC(cfg, pv.nhwc)
 	}
 	sess, cache, err := openCached(cacheDir, c.Name, open, openSum, openCfg, logf)
+	if err != nil && pv.known && pv.half && openSum != pv.sum {
+		logf("model %s: the float16-input rewrite does not load (%v): a Cast after the input instead", c.Name, err)
+		sess, cache, err = openCached(cacheDir, c.Name, pv.data, pv.sum, openCfg, logf)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)
 	}
@@ -156,6 +160,9 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 	if err := l.settlePrecision(c, m, rw, pv, cfg, cacheDir, logf); err != nil {
 		m.sess.Close()
 		return nil, fmt.Errorf("model %s (%s): %w", c.Name, c.Path, err)
+	}
+	if m.sess.InputHalf() {
+		m.Precision += " + float16 input"
 	}
 	return m, nil
 }

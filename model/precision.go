@@ -62,11 +62,14 @@ type precisionVerdict struct {
 }
 
 // halfModel returns the float16 rewrite of the model a load opens (from the cache when there),
-// or nil and why not.
-func (l *Loader) halfModel(c config.Model, rw rewritten, logf func(string, ...any)) ([]byte, [sha256.Size]byte, string) {
+// with a float16 input when halfInput, or nil and why not.
+func (l *Loader) halfModel(c config.Model, rw rewritten, halfInput bool, logf func(string, ...any)) ([]byte, [sha256.Size]byte, string) {
 	var sum [sha256.Size]byte
 	h := sha256.New()
 	fmt.Fprintf(h, "%smodel %x\nrewrite float16\n", fp16Magic, rw.sum)
+	if halfInput {
+		fmt.Fprintf(h, "input float16\n")
+	}
 	key := hex.EncodeToString(h.Sum(nil))[:32]
 	path := ""
 	if l.CacheDir != "" {
@@ -88,7 +91,7 @@ func (l *Loader) halfModel(c config.Model, rw rewritten, logf func(string, ...an
 			logf("model %s: %v: rewriting again", c.Name, err)
 		}
 	}
-	out, rep, err := halfRewrite(rw.data)
+	out, rep, err := halfRewrite(rw.data, onnxedit.FP16Options{HalfInput: halfInput})
 	var ue *onnxedit.UnsupportedError
 	switch {
 	case errors.As(err, &ue):
@@ -357,17 +360,21 @@ type precisionPlan struct {
 	data  []byte            // the float16 rewrite; nil: float32 only
 	sum   [sha256.Size]byte // data's SHA-256
 	key   string            // precisionVerdicts key
+	// serve and serveSum are the float16 rewrite a GPU lane serves: with a float16 input, fed
+	// by the preprocessing kernel; data when there is none (the host path).
+	serve    []byte
+	serveSum [sha256.Size]byte
 }
 
 // precisionFor prepares a load of c: the float16 rewrite when the declaration asks for one and
 // the rewrite holds, and the verdict of a check already made in this process.
-func (l *Loader) precisionFor(c config.Model, rw rewritten, cfg infer.Config, logf func(string, ...any)) precisionPlan {
+func (l *Loader) precisionFor(c config.Model, rw rewritten, cfg infer.Config, device bool, logf func(string, ...any)) precisionPlan {
 	var p precisionPlan
 	p.desc = PrecisionFP32
 	if c.Precision == config.PrecisionFP32 {
 		return p
 	}
-	data, sum, why := l.halfModel(c, rw, logf)
+	data, sum, why := l.halfModel(c, rw, false, logf)
 	if data == nil {
 		p.desc = PrecisionFP32 + " (no float16 rewrite: " + why + ")"
 		logBatchOnce("fp16 refused "+c.Name+why, func() { logf("model %s: precision %s: float32 served: %s", c.Name, c.Precision, why) })
@@ -375,6 +382,14 @@ func (l *Loader) precisionFor(c config.Model, rw rewritten, cfg infer.Config, lo
 		return p
 	}
 	p.data, p.sum = data, sum
+	p.serve, p.serveSum = data, sum
+	if device {
+		if in16, sum16, why := l.halfModel(c, rw, true, logf); in16 != nil {
+			p.serve, p.serveSum = in16, sum16
+		} else {
+			logf("model %s: float16 input refused (a Cast after the input instead): %s", c.Name, why)
+		}
+	}
 	p.key = precisionKey(c, rw.sum, sum, checkConfig(cfg))
 	if v, ok := precisionVerdicts.Load(p.key); ok {
 		p.precisionVerdict, p.known = v.(precisionVerdict), true
@@ -425,9 +440,13 @@ func (l *Loader) settlePrecision(c config.Model, m *Model, rw rewritten, p preci
 	}
 	data, sum := rw.data, rw.sum
 	if v.half {
-		data, sum = p.data, p.sum
+		data, sum = p.serve, p.serveSum
 	}
 	sess, cache, err := openCached(cacheDir, c.Name, data, sum, withNHWC(cfg, v.nhwc), logf)
+	if err != nil && v.half && sum != p.sum {
+		logf("model %s: the float16-input rewrite does not load (%v): a Cast after the input instead", c.Name, err)
+		sess, cache, err = openCached(cacheDir, c.Name, p.data, p.sum, withNHWC(cfg, v.nhwc), logf)
+	}
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,9 @@ func TestPrecisionRefusesBrokenRewrite(t *testing.T) {
 	}
 	saved := halfRewrite
 	t.Cleanup(func() { halfRewrite = saved })
-	halfRewrite = func([]byte) ([]byte, onnxedit.FP16Report, error) { return onnxedit.FP16(other) }
+	halfRewrite = func([]byte, onnxedit.FP16Options) ([]byte, onnxedit.FP16Report, error) {
+		return onnxedit.FP16(other, onnxedit.FP16Options{})
+	}
 	var logs []string
 	l := &Loader{Logf: func(f string, a ...any) { logs = append(logs, f) }}
 	decl := config.Model{Name: "yolox-broken", Path: filepath.Join(root, "assets", "models", "yolox_nano_416.onnx"),

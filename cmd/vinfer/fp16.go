@@ -35,7 +35,7 @@ func fp16Cmd(args []string) error {
 	if dyn, _, err := model.DynamicBatch(in, model.ClampThreads(*threads)); err == nil {
 		src = dyn
 	}
-	out, rep, err := onnxedit.FP16(src)
+	out, rep, err := onnxedit.FP16(src, onnxedit.FP16Options{})
 	if err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}

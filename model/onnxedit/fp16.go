@@ -20,12 +20,14 @@ import (
 //   - a Cast goes wherever a value meets a reader of the other precision: after the image
 //     input, before the float32 tail, around kept shape arithmetic.
 //
-// value_info is dropped (ONNX Runtime infers it again). The model must hold one graph without
+// With opt.HalfInput the image input itself becomes float16 (for a caller that writes float16,
+// as vinfer's GPU preprocessing kernel can), without the Cast after it. value_info is dropped
+// (ONNX Runtime infers it again). The model must hold one graph without
 // subgraphs or local functions, default-domain operators this package knows the output types
 // of, no external data and no float16 already; otherwise an *UnsupportedError says what.
 // Errors wrap ErrNotONNX for bytes that are not a model; a graph with no Conv, MatMul or Gemm
 // to convert gives an *UnsupportedError.
-func FP16(model []byte) ([]byte, FP16Report, error) {
+func FP16(model []byte, opt FP16Options) ([]byte, FP16Report, error) {
 	var rep FP16Report
 	m, err := parse(model)
 	if err != nil {
@@ -55,12 +57,18 @@ func FP16(model []byte) ([]byte, FP16Report, error) {
 		}
 		return nil, rep, err
 	}
-	c := &fp16Conv{g: g, rep: &rep}
+	c := &fp16Conv{g: g, rep: &rep, halfInput: opt.HalfInput}
 	out, err := c.run()
 	if err != nil {
 		return nil, rep, err
 	}
 	return m.withBytes(modelGraph, out).marshal(), rep, nil
+}
+
+// FP16Options selects variants of the float16 rewrite.
+type FP16Options struct {
+	// HalfInput makes the image input float16 (no Cast after it).
+	HalfInput bool
 }
 
 // FP16Report says what FP16 did.
@@ -158,6 +166,8 @@ type fp16Conv struct {
 	types map[string]int64 // original element type of every value known
 	half  map[*node]bool   // nodes computing in float16
 	now   map[string]int64 // element type after the rewrite, for float values
+
+	halfInput bool
 }
 
 // precision of a node's float input slot: what its value must be.
@@ -245,6 +255,12 @@ func (c *fp16Conv) run() ([]byte, error) {
 		if t == dtypeFloat {
 			c.now[name] = dtypeFloat
 		}
+	}
+	if c.halfInput {
+		if c.types[g.input] != dtypeFloat {
+			return nil, unsupported16("input %s has type %d, not float", g.input, c.types[g.input])
+		}
+		c.now[g.input] = dtypeFloat16
 	}
 	convert := map[string]bool{}
 	for name := range c.now {
@@ -537,7 +553,7 @@ func (c *fp16Conv) rebuild(convert map[string]bool) ([]byte, error) {
 		case graphValueInfo:
 			continue
 		case graphInput: // IR < 4 lists the initializers as inputs too
-			if name, _, ok, _ := valueShape(f.val); ok && convert[name] {
+			if name, _, ok, _ := valueShape(f.val); ok && (convert[name] || c.halfInput && name == g.input) {
 				b, err := withElemType(f.val, dtypeFloat16)
 				if err != nil {
 					return nil, err

@@ -108,7 +108,7 @@ func TestFP16Models(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		half, rep, err := FP16(orig)
+		half, rep, err := FP16(orig, FP16Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
@@ -138,19 +138,49 @@ func TestFP16Models(t *testing.T) {
 // TestFP16Refused: a graph without Conv/MatMul/Gemm, an operator of another domain and a
 // second pass are refused with the reason.
 func TestFP16Refused(t *testing.T) {
-	_, _, err := FP16(tinyModel(false))
+	_, _, err := FP16(tinyModel(false), FP16Options{})
 	var ue *UnsupportedError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "cannot convert to float16: no Conv") {
 		t.Errorf("tiny: %v", err)
 	}
-	half, _, err := FP16(readModel(t, "ultraface_rfb_320.onnx"))
+	half, _, err := FP16(readModel(t, "ultraface_rfb_320.onnx"), FP16Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := FP16(half); !errors.As(err, &ue) || !strings.Contains(err.Error(), "float16 already") {
+	if _, _, err := FP16(half, FP16Options{}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "float16 already") {
 		t.Errorf("second pass: %v", err)
 	}
-	if _, _, err := FP16([]byte("not a model")); !errors.Is(err, ErrNotONNX) {
+	if _, _, err := FP16([]byte("not a model"), FP16Options{}); !errors.Is(err, ErrNotONNX) {
 		t.Errorf("garbage: %v", err)
+	}
+}
+
+// TestFP16HalfInput: with HalfInput the image input is float16 and no Cast reads it.
+func TestFP16HalfInput(t *testing.T) {
+	orig := readModel(t, "yolox_nano_416.onnx")
+	_, rep32, err := FP16(orig, FP16Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	half, rep16, err := FP16(orig, FP16Options{HalfInput: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep16.Casts != rep32.Casts-1 {
+		t.Errorf("%d Casts with a float16 input, %d without", rep16.Casts, rep32.Casts)
+	}
+	m, _ := parse(half)
+	gb, _ := m.bytesField(modelGraph)
+	g, err := parseGraph(gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.inShape.elem != dtypeFloat16 {
+		t.Errorf("input type %d, want float16", g.inShape.elem)
+	}
+	for _, u := range g.users[g.input] {
+		if u.n.op == "Cast" {
+			t.Errorf("Cast %s reads the float16 input", u.n.name)
+		}
 	}
 }
