@@ -290,7 +290,7 @@ func (c *fp16Conv) run() ([]byte, error) {
 				c.now[o] = dtypeFloat16
 			}
 		}
-		if n.op == "Cast" {
+		if n.op == "Cast" && len(n.outputs) > 0 && n.outputs[0] != "" {
 			if to, _ := n.intAttr("to", 0); to == dtypeFloat {
 				c.now[n.outputs[0]] = dtypeFloat16
 			}

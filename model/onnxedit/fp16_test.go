@@ -184,3 +184,70 @@ func TestFP16HalfInput(t *testing.T) {
 		}
 	}
 }
+
+// convModel is x [1,3,8,8] → Mul by k → Conv 1×1 (4 filters of weights w, −w, w) → y
+// [1,4,8,8].
+func convModel(k, w float32) []byte {
+	wt := make([]float32, 4*3)
+	for i := range wt {
+		wt[i] = w
+		if i%3 == 1 {
+			wt[i] = -w
+		}
+	}
+	var g message
+	for _, n := range [][]byte{
+		tNode("Mul", "scale", []string{"x", "k"}, []string{"xk"}),
+		tNode("Conv", "conv", []string{"xk", "w"}, []string{"y"}),
+	} {
+		g = append(g, bytesFieldOf(graphNode, n))
+	}
+	g = append(g, strField(2, "conv"), bytesFieldOf(graphInitializer, floatTensor("k", nil, []float32{k})),
+		bytesFieldOf(graphInitializer, floatTensor("w", []int64{4, 3, 1, 1}, wt)),
+		bytesFieldOf(graphInput, tValue("x", 1, 3, 8, 8)), bytesFieldOf(graphOutput, tValue("y", 1, 4, 8, 8)))
+	opset := message{strField(opsetDomain, ""), varintField(opsetVersion, 13)}
+	return message{varintField(modelIRVersion, 7), bytesFieldOf(modelGraph, g.marshal()),
+		bytesFieldOf(modelOpset, opset.marshal())}.marshal()
+}
+
+// TestFP16Clamped: a weight beyond float16's range is clamped to 65504 and counted, and the
+// rewrite's output differs from float32's, which is why vinfer checks the rewrite against
+// float32 at load (model/precision.go).
+func TestFP16Clamped(t *testing.T) {
+	orig := convModel(1e6, 1e-4)
+	half, rep, err := FP16(orig, FP16Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Initializers != 2 || rep.Half != 2 || rep.Clamped != 1 || rep.Casts != 2 {
+		t.Errorf("report %+v, want the Mul and the Conv in float16 with both tensors, k clamped, 2 Casts", rep)
+	}
+	img := make([]float32, 3*8*8)
+	for i := range img {
+		img[i] = 1
+	}
+	want := run(t, open(t, "fp32", orig, 1), [][]float32{img})[0]
+	got := run(t, open(t, "fp16", half, 1), [][]float32{img})[0]
+	// fp32: 1e6·1e-4 = 100; fp16: 65504·1e-4 = 6.55.
+	if math.Abs(float64(want[0])-100) > 1e-3 || math.Abs(float64(got[0])-6.55) > 0.01 {
+		t.Errorf("fp32 %g, fp16 %g; want 100 and 6.55 (k clamped)", want[0], got[0])
+	}
+}
+
+func FuzzFP16(f *testing.F) {
+	f.Add(tinyModel(false))
+	f.Add(convModel(2, 0.5))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, _, err := FP16(b, FP16Options{HalfInput: len(b)%2 == 0})
+		if err != nil {
+			var ue *UnsupportedError
+			if !errors.Is(err, ErrNotONNX) && !errors.As(err, &ue) {
+				t.Fatalf("unclassified error: %v", err)
+			}
+			return
+		}
+		if _, _, err := FP16(out, FP16Options{}); err == nil {
+			t.Fatalf("a float16 model converts again")
+		}
+	})
+}
