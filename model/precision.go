@@ -165,7 +165,14 @@ func judgePrecision(c config.Model, m *Model, ref, half []byte, cfg infer.Config
 		return precisionVerdict{}, fmt.Errorf("%w: it does not load: %v", errFP16Mismatch, err)
 	}
 	defer s16.Close()
-	stats, err := compareHalf(m, s32, s16)
+	// The batch the check and the timing run: on a GPU the largest, the only shape the sessions
+	// then see (the CUDA EP plugin hung when one session's batch shapes varied:
+	// docs/benchmarks-gpu.md) and the one served; on the CPU at most 2, to keep loads short.
+	batch := s32.MaxBatch()
+	if cfg.Provider != infer.ProviderCUDA {
+		batch = min(batch, 2)
+	}
+	stats, err := compareHalf(m, s32, s16, batch)
 	if err != nil {
 		return precisionVerdict{}, err
 	}
@@ -201,7 +208,7 @@ func judgePrecision(c config.Model, m *Model, ref, half []byte, cfg infer.Config
 				}
 				defer s.Close()
 			}
-			t, err := timeRuns(s)
+			t, err := timeRuns(s, batch)
 			if err != nil {
 				continue
 			}
@@ -240,13 +247,12 @@ func judgePrecision(c config.Model, m *Model, ref, half []byte, cfg infer.Config
 	if best.nhwc == "1" {
 		p += " nhwc"
 	}
-	v.desc = fmt.Sprintf("%s (checked: %s; per batch of %d: %s)", p, stats, s32.MaxBatch(), strings.Join(times, ", "))
+	v.desc = fmt.Sprintf("%s (checked: %s; per batch of %d: %s)", p, stats, batch, strings.Join(times, ", "))
 	return v, nil
 }
 
-// timeRuns is the median time of a run of s's largest batch, after warm-up runs.
-func timeRuns(s *infer.Session) (time.Duration, error) {
-	n := s.MaxBatch()
+// timeRuns is the median time of a run of a batch of n, after warm-up runs.
+func timeRuns(s *infer.Session, n int) (time.Duration, error) {
 	if _, err := s.Input(n); err != nil {
 		return 0, err
 	}
@@ -265,13 +271,10 @@ func timeRuns(s *infer.Session) (time.Duration, error) {
 	return ts[runs/2], nil
 }
 
-// compareHalf runs the probe batch (the sessions' largest) through both sessions and compares every output; it
+// compareHalf runs a probe batch of n through both sessions and compares every output; it
 // returns the worst relative RMS, absolute and relative errors, or an error wrapping
 // errFP16Mismatch naming the output that is off.
-func compareHalf(m *Model, s32, s16 *infer.Session) (string, error) {
-	// The largest batch, the only shape the sessions then see (timeRuns runs it too): the CUDA
-	// EP plugin hung when one session's batch shapes varied (docs/benchmarks-gpu.md).
-	n := min(s32.MaxBatch(), s16.MaxBatch())
+func compareHalf(m *Model, s32, s16 *infer.Session, n int) (string, error) {
 	in32, err := s32.Input(n)
 	if err != nil {
 		return "", err
