@@ -81,6 +81,9 @@ func (l *Loader) Load(c config.Model) (*Model, error) { return l.load(c, nil) }
 type onDevice struct {
 	ordinal int
 	stream  *cuda.Stream
+	// floatInput keeps the float16 rewrite's input float32 (a Cast after it) instead of
+	// float16 from the preprocessing kernel.
+	floatInput bool
 }
 
 func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
@@ -129,7 +132,7 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 	}
 	defer unmap()
 	defer rw.release()
-	pv := l.precisionFor(c, rw, cfg, dev != nil, logf)
+	pv := l.precisionFor(c, rw, cfg, dev != nil && !dev.floatInput, logf)
 	open, openSum, openCfg := rw.data, rw.sum, cfg
 	if pv.known && pv.half {
 		open, openSum = pv.serve, pv.serveSum
