@@ -88,7 +88,7 @@ fi
 if has model; then
   [ -f "$H" ] || timeout 120 $B/vinfer fp16 "$L" "$H"
   echo "== model-only: YOLOv8m-sized, FP32 vs FP16, NCHW vs NHWC"
-  (cd scripts/gpu && ROUNDS=${ROUNDS:-3} SECONDS=${MODEL_SECONDS:-3} timeout -k 5 360 $PY fp16_bench.py "$L" "$H" 8 16 32) |
+  (cd scripts/gpu && ROUNDS=${ROUNDS:-3} BENCH_SECONDS=${MODEL_SECONDS:-3} timeout -k 5 360 $PY fp16_bench.py "$L" "$H" 8 16 32) |
     while read -r l; do result "$l"; done
   $PY - "$B/results.jsonl" <<'PYEOF' | while read -r l; do result "$l"; done
 import json, sys, collections

@@ -5,7 +5,7 @@ running every variant at every batch in turn, inputs and outputs bound to device
 binding over torch CUDA tensors). Also the float16 outputs' relative RMS error against float32
 on the same input. One JSON line per figure.
 
-usage: fp16_bench.py FP32.onnx FP16.onnx [batches...]   (env ROUNDS=3, SECONDS=3, CUDNN=HEURISTIC)
+usage: fp16_bench.py FP32.onnx FP16.onnx [batches...]   (env ROUNDS=3, BENCH_SECONDS=3, CUDNN=HEURISTIC)
 """
 import json
 import os
@@ -38,7 +38,7 @@ def bind(sess, x):
 def main():
     fp32, fp16 = sys.argv[1], sys.argv[2]
     batches = [int(b) for b in sys.argv[3:]] or [8, 16, 32]
-    rounds, secs = int(os.environ.get("ROUNDS", 3)), float(os.environ.get("SECONDS", 3))
+    rounds, secs = int(os.environ.get("ROUNDS", 3)), float(os.environ.get("BENCH_SECONDS", 3))
     cudnn = os.environ.get("CUDNN", "HEURISTIC")
     variants = {}
     for prec, path in (("fp32", fp32), ("fp16", fp16)):
