@@ -13,7 +13,7 @@ import (
 
 // TestPrecisionRefusesBrokenRewrite: a float16 rewrite whose outputs are not the float32
 // model's (here: another model's rewrite) is refused at load with the reason, and the model
-// serves float32; a model the rewrite cannot convert says why.
+// serves float32; a model the rewrite refuses says why; auto times float32 against float16.
 func TestPrecisionRefusesBrokenRewrite(t *testing.T) {
 	root := testutil.Root(t)
 	other, err := os.ReadFile(filepath.Join(root, "assets", "models", "fastestdet_352.onnx"))
@@ -42,6 +42,19 @@ func TestPrecisionRefusesBrokenRewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	halfRewrite = func([]byte, onnxedit.FP16Options) ([]byte, onnxedit.FP16Report, error) {
+		return nil, onnxedit.FP16Report{}, &onnxedit.UnsupportedError{What: "cannot convert to float16", Reason: "test"}
+	}
+	decl.Name = "yolox-refused"
+	m1, err := l.Load(decl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m1.Close()
+	if m1.Precision != "fp32 (no float16 rewrite: cannot convert to float16: test)" {
+		t.Errorf("refused rewrite: precision %q", m1.Precision)
+	}
+
 	halfRewrite = saved
 	decl = config.Model{Name: "ultraface", Path: filepath.Join(root, "assets", "models", "ultraface_rfb_320.onnx"),
 		IntraOpThreads: 1, Precision: config.PrecisionAuto}
@@ -51,7 +64,7 @@ func TestPrecisionRefusesBrokenRewrite(t *testing.T) {
 	}
 	defer m2.Close()
 	t.Log(m2.Precision)
-	if !strings.Contains(m2.Precision, "checked") {
+	if !strings.Contains(m2.Precision, "checked") || !strings.Contains(m2.Precision, "per batch of 1: fp32 ") {
 		t.Errorf("auto: precision %q", m2.Precision)
 	}
 }
