@@ -16,14 +16,16 @@ import (
 //   - what stays float32: shape arithmetic (nodes computed from initializers, Constants and
 //     Shape/Size alone), Resize's roi and scales and Upsample's scales, and the tail after the
 //     last Conv/MatMul/Gemm on each path (the outputs' decode: sigmoids, exponentials, grids,
-//     strides), whose pixel coordinates float16 would round to 0.5 px above 512;
+//     strides), whose pixel coordinates float16 would round to 0.5 px above 512, and a
+//     Conv/MatMul/Gemm whose weights would lose more than 0.1 % of their L1 norm in float16
+//     (subnormals; Report.Coarse);
 //   - a Cast goes wherever a value meets a reader of the other precision: after the image
 //     input, before the float32 tail, around kept shape arithmetic.
 //
 // With opt.HalfInput the image input itself becomes float16 (for a caller that writes float16,
 // as vinfer's GPU preprocessing kernel can), without the Cast after it. value_info is dropped
-// (ONNX Runtime infers it again). The model must hold one graph without
-// subgraphs or local functions, default-domain operators this package knows the output types
+// (ONNX Runtime infers it again). The model must hold one graph without subgraphs or local
+// functions, default-domain operators this package knows the output types
 // of, no external data and no float16 already; otherwise an *UnsupportedError says what.
 // Errors wrap ErrNotONNX for bytes that are not a model; a graph with no Conv, MatMul or Gemm
 // to convert gives an *UnsupportedError.
