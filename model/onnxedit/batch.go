@@ -1,11 +1,12 @@
 // Package onnxedit rewrites ONNX models (onnx/onnx.proto, read and written with protowire, no
 // generated bindings) so that vinfer can batch them: a model exported with a fixed batch of 1
 // gets a symbolic batch dimension, and YOLOX's Focus block (strided Slices, which the CUDA
-// plugin provider crashes on) becomes one equivalent Conv.
+// plugin provider crashes on) becomes one equivalent Conv; and so that it can compute in
+// float16 on a GPU (FP16, fp16.go).
 //
 // Only the messages a rewrite touches are decoded; everything else (weights, unknown fields)
-// is copied as it is. Rewrite never panics on malformed input: it returns an error wrapping
-// ErrNotONNX, an *UnsupportedError naming what blocks the rewrite, or ErrUnchanged.
+// is copied as it is. Rewrite and FP16 never panic on malformed input: they return an error
+// wrapping ErrNotONNX, an *UnsupportedError naming what blocks the rewrite, or ErrUnchanged.
 package onnxedit
 
 import (
