@@ -187,6 +187,7 @@ func judgePrecision(c config.Model, m *Model, ref, half []byte, cfg infer.Config
 		t    time.Duration
 	}
 	var cands []cand
+	var sessions []*infer.Session
 	for _, nhwc := range layouts {
 		for _, h := range []bool{false, true} {
 			if !h && c.Precision != config.PrecisionAuto {
@@ -208,12 +209,18 @@ func judgePrecision(c config.Model, m *Model, ref, half []byte, cfg infer.Config
 				}
 				defer s.Close()
 			}
-			t, err := timeRuns(s, batch)
-			if err != nil {
-				continue
-			}
-			cands = append(cands, cand{h, nhwc, t})
+			cands, sessions = append(cands, cand{half: h, nhwc: nhwc}), append(sessions, s)
 		}
+	}
+	ts, err := timeRuns(sessions, batch)
+	if err != nil { // not timed: float16 only where asked for, the provider's default layout
+		if c.Precision == config.PrecisionAuto {
+			v = precisionVerdict{desc: fmt.Sprintf("%s (checked: %s; not timed: %v)", PrecisionFP32, stats, err)}
+		}
+		return v, nil
+	}
+	for i := range cands {
+		cands[i].t = ts[i]
 	}
 	if len(cands) == 0 {
 		return v, nil
@@ -251,24 +258,34 @@ func judgePrecision(c config.Model, m *Model, ref, half []byte, cfg infer.Config
 	return v, nil
 }
 
-// timeRuns is the median time of a run of a batch of n, after warm-up runs.
-func timeRuns(s *infer.Session, n int) (time.Duration, error) {
-	if _, err := s.Input(n); err != nil {
-		return 0, err
-	}
+// timeRuns returns, per session, the median time of a run of a batch of n: warm-up runs, then
+// the sessions in turn, one run each, so that a drift of the machine (clocks, other load) falls
+// on all alike.
+func timeRuns(ss []*infer.Session, n int) ([]time.Duration, error) {
 	const warm, runs = 3, 9
-	ts := make([]time.Duration, 0, runs)
-	for i := range warm + runs {
-		t0 := time.Now()
-		if _, err := s.Run(n); err != nil {
-			return 0, err
-		}
-		if i >= warm {
-			ts = append(ts, time.Since(t0))
+	ts := make([][]time.Duration, len(ss))
+	for _, s := range ss {
+		if _, err := s.Input(n); err != nil {
+			return nil, err
 		}
 	}
-	slices.Sort(ts)
-	return ts[runs/2], nil
+	for i := range warm + runs {
+		for k, s := range ss {
+			t0 := time.Now()
+			if _, err := s.Run(n); err != nil {
+				return nil, err
+			}
+			if i >= warm {
+				ts[k] = append(ts[k], time.Since(t0))
+			}
+		}
+	}
+	med := make([]time.Duration, len(ss))
+	for k := range ts {
+		slices.Sort(ts[k])
+		med[k] = ts[k][runs/2]
+	}
+	return med, nil
 }
 
 // compareHalf runs a probe batch of n through both sessions and compares every output; it
