@@ -11,9 +11,10 @@
 #   model  model-only, the YOLOv8m-sized model and its `vinfer fp16` rewrite side by side in one
 #          process (fp16_bench.py): FP32/FP16 x NCHW/NHWC, batches 8 16 32, ROUNDS (3) rounds
 #   e2e    `vinfer run` end to end: STREAMS (32) looping nvdec streams of the 1080p clip on the
-#          YOLOv8m-sized model, max_batch E2E_BATCHES (32), FP32/FP16 x NCHW/NHWC in turn,
-#          ROUNDS (3) rounds of RUN_SECONDS (25) each: the total fps of the 10 s windows but
-#          the first, then the ranges per variant
+#          YOLOv8m-sized model, max_batch E2E_BATCHES (32), E2E_VARIANTS ("fp32 0|fp16 0|fp16 1":
+#          precision and prefer_nhwc; add "fp32 1" in a call of its own) in turn, ROUNDS (3)
+#          rounds of RUN_SECONDS (25) each: the total fps of the 10 s windows but the first,
+#          then the ranges per variant
 # STEPS picks them (default "dets auto model"; then STEPS=e2e in a second call, E2E_BATCHES=8 in
 # a third). Results: $OUT/results.jsonl (one JSON line per figure), $OUT/check-28.log.
 set -uo pipefail
@@ -110,7 +111,8 @@ if has e2e; then
   n=${STREAMS:-32}
   for round in $(seq 1 "${ROUNDS:-3}"); do
     for b in ${E2E_BATCHES:-32}; do
-      for v in "fp32 0" "fp32 1" "fp16 0" "fp16 1"; do
+      IFS='|' read -ra variants <<<"${E2E_VARIANTS:-fp32 0|fp16 0|fp16 1}"
+      for v in "${variants[@]}"; do
         set -- $v
         name=e2e-$1-nhwc$2-b$b-r$round
         {
