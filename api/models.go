@@ -38,6 +38,10 @@ type ModelView struct {
 	FPS        float64 `json:"fps"`
 	Efficiency float64 `json:"efficiency"`
 	Bottleneck string  `json:"bottleneck,omitempty"`
+
+	// Precision is what the serving version computes in: "fp32", or "fp16" with the load
+	// check's figures and the layout (docs/models.md "Precision").
+	Precision string `json:"precision,omitempty"`
 }
 
 type size struct {
@@ -53,7 +57,7 @@ func (s *Server) modelView(mi defs.ModelInfo) ModelView {
 		v.Loaded = true
 		v.Family = mi.Family
 		v.Input = &size{mi.InputW, mi.InputH}
-		v.MaxBatch, v.Batch = mi.MaxBatch, mi.Batch
+		v.MaxBatch, v.Batch, v.Precision = mi.MaxBatch, mi.Batch, mi.Precision
 		v.Classes = len(mi.Labels)
 		v.LoadSeconds = round2(mi.LoadTime.Seconds()*1000) / 1000
 	}

@@ -114,7 +114,7 @@ func (a *App) modelInfo(name string, stats map[string][2]int64) defs.ModelInfo {
 			mi.Loaded = true
 			mi.Family = string(m.Family)
 			mi.InputW, mi.InputH = m.Pre.Width, m.Pre.Height
-			mi.MaxBatch, mi.Batch = m.MaxBatch(), m.Batch
+			mi.MaxBatch, mi.Batch, mi.Precision = m.MaxBatch(), m.Batch, m.Precision
 			mi.Labels = m.Labels()
 			mi.LoadTime = m.LoadTime
 		}

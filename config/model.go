@@ -34,6 +34,9 @@ type Model struct {
 	// ProviderOptions are passed to the execution provider as they are, e.g. for cuda
 	// cudnn_conv_algo_search: HEURISTIC.
 	ProviderOptions map[string]string `yaml:"provider_options,omitempty" json:"provider_options,omitempty"`
+	// Precision is fp32 (default), fp16 (a float16 rewrite checked against float32 at load) or
+	// auto (float16 where it passes the check and runs faster); docs/models.md "Precision".
+	Precision Precision `yaml:"precision,omitempty" json:"precision,omitempty"`
 	// IntraOpThreads for ONNX Runtime (0: ONNX Runtime's default, one per core).
 	IntraOpThreads int `yaml:"intra_op_threads,omitempty" json:"intra_op_threads,omitempty"`
 	// ORTConfig are ONNX Runtime session configuration entries
@@ -174,6 +177,9 @@ func (m *Model) Validate(where string) error {
 				add(".preprocess.std: 0 would divide by zero")
 			}
 		}
+	}
+	if m.Precision != PrecisionFP32 && m.Provider == ProviderTensorRT {
+		add(".precision %s: provider tensorrt builds its own engines; use provider: cuda for float16", m.Precision)
 	}
 	if m.Input != nil && (m.Input.Width <= 0 || m.Input.Height <= 0) {
 		add(".input: width and height must be positive")

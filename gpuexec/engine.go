@@ -62,7 +62,8 @@ type Options struct {
 // Engine runs one model version on one GPU in lanes, one per inference worker: each lane has its
 // own CUDA stream, ONNX Runtime session on that stream and InFlight input sets. A batch goes to
 // one set: the fused preprocessing kernel writes each frame into a slot of the set's device
-// input [MaxBatch,3,H,W] float32, ONNX Runtime's CUDA provider runs on it through IO binding
+// input [MaxBatch,3,H,W] float32 (float16 for a model whose input is: its float16 rewrite on a
+// GPU lane), ONNX Runtime's CUDA provider runs on it through IO binding
 // into the set's device outputs (queued without a host wait and replayed as a CUDA graph when
 // graphs are on), the outputs of the batch's frames are copied to the set's pinned host memory,
 // and an event marks the end. Everything is allocated at Open; a batch allocates nothing.
@@ -99,7 +100,7 @@ type laneOp struct {
 
 // set is one batch in flight.
 type set struct {
-	input   *cuda.Buffer       // [maxBatch,3,H,W] float32
+	input   *cuda.Buffer       // [maxBatch,3,H,W] float32, or float16 (Session.InputHalf)
 	outs    []*cuda.Buffer     // output i, room for maxBatch items
 	host    []*cuda.HostBuffer // pinned copies of the outputs
 	hostF   [][]float32        // host[i] as float32 values
@@ -208,7 +209,7 @@ func (e *Engine) initLane(ln *lane, inflight int) error {
 	if ln.dec, err = ln.sess.NewDecoder(); err != nil {
 		return err
 	}
-	ln.pre = gpu.Preprocessor{Device: e.dev, Spec: ln.sess.Preprocess()}
+	ln.pre = gpu.Preprocessor{Device: e.dev, Spec: ln.sess.Preprocess(), Half: sess.InputHalf()}
 	if err := ln.pre.Init(); err != nil {
 		return err
 	}

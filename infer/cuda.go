@@ -113,7 +113,8 @@ func StreamOptions(s *cuda.Stream) map[string]string {
 	}
 }
 
-// DeviceRun runs a Session on device memory through IoBinding: the input [n,C,H,W] float32 is
+// DeviceRun runs a Session on device memory through IoBinding: the input [n,C,H,W] float32
+// (float16 for a model whose input is: Session.InputHalf) is
 // read from the caller's buffer (a preprocess/gpu batch tensor) and every output is written
 // into the caller's buffers, so ONNX Runtime copies nothing between host and device. OrtValues
 // for every batch size are created once; Run allocates nothing. A DeviceRun belongs to one
@@ -174,12 +175,16 @@ func (s *Session) newBoundRun(mem *ort.MemoryInfo, input unsafe.Pointer, outputs
 		return nil, err
 	}
 	item := s.c * s.h * s.w
+	elem, size := ort.Float32, 4
+	if s.half {
+		elem, size = ort.Float16, 2
+	}
 	r.in = make([]*ort.Value, s.maxBatch+1)
 	r.ran = make([]bool, s.maxBatch+1)
 	r.outs = make([][]*ort.Value, s.maxBatch+1)
 	for n := 1; n <= s.maxBatch; n++ {
 		shape := []int64{int64(n), int64(s.c), int64(s.h), int64(s.w)}
-		if r.in[n], err = ort.NewTensor(mem, input, 4*n*item, ort.Float32, shape); err != nil {
+		if r.in[n], err = ort.NewTensor(mem, input, size*n*item, elem, shape); err != nil {
 			r.Release()
 			return nil, err
 		}

@@ -60,7 +60,12 @@ func provider(name string) (ProviderFunc, error) {
 		avail = append(avail, n)
 	}
 	sort.Strings(avail[1:])
-	if name == ProviderCUDA || name == ProviderTensorRT {
+	if name == ProviderTensorRT {
+		// No code path loads libnvinfer: the refusal is the whole of TensorRT support.
+		return nil, fmt.Errorf("infer: provider %q: %w: this build does not load TensorRT (libnvinfer); use provider: cuda, with precision: fp16 for float16 (available: %s)",
+			name, ErrProviderUnavailable, strings.Join(avail, ", "))
+	}
+	if name == ProviderCUDA {
 		return nil, fmt.Errorf("infer: provider %q: %w (available: %s)", name, ErrProviderUnavailable, strings.Join(avail, ", "))
 	}
 	return nil, fmt.Errorf("infer: unknown execution provider %q (available: %s)", name, strings.Join(avail, ", "))
@@ -126,6 +131,7 @@ type Session struct {
 	inNames    *ort.Names
 	outNames   *ort.Names
 	in         [InputSets][]float32 // maxBatch × c·h·w each; nil until first used (set 0: at Open)
+	half       bool                 // the input is float16: device memory only (DeviceRun)
 	outs       []outputBuf
 	runs       [InputSets][]*batchRun // by set and batch size; nil until first used
 	last       *batchRun              // the latest Run's, holding ONNX Runtime-allocated outputs
@@ -251,15 +257,19 @@ func (s *Session) init(maxBatch int) error {
 		return fmt.Errorf("infer: %s has %d inputs; vinfer serves single-input image models", s.name, len(s.sess.Inputs))
 	}
 	in := s.sess.Inputs[0]
-	if in.Type != ort.Float32 {
-		return fmt.Errorf("infer: %s: input %q is %s, unsupported: vinfer feeds float32 (convert the model to fp32)",
+	if in.Type != ort.Float32 && in.Type != ort.Float16 {
+		return fmt.Errorf("infer: %s: input %q is %s, unsupported: vinfer feeds float32, or float16 on the GPU (convert the model to fp32)",
 			s.name, in.Name, ort.TypeName(in.Type))
 	}
+	s.half = in.Type == ort.Float16
 	if len(in.Shape) != 4 || in.Shape[1] <= 0 || in.Shape[2] <= 0 || in.Shape[3] <= 0 || in.Shape[0] == 0 {
 		return fmt.Errorf("infer: %s: input %q has shape %v; want [N,C,H,W] with fixed C, H, W (export with a fixed input size)",
 			s.name, in.Name, in.Shape)
 	}
 	s.inputs = []tensor.Info{{Name: in.Name, Shape: in.Shape, Type: "float32"}}
+	if s.half {
+		s.inputs[0].Type = "float16"
+	}
 	s.modelBatch, s.c, s.h, s.w = in.Shape[0], int(in.Shape[1]), int(in.Shape[2]), int(in.Shape[3])
 	s.maxBatch = max(maxBatch, 1)
 	if s.modelBatch > 0 {
@@ -285,8 +295,10 @@ func (s *Session) init(maxBatch int) error {
 	}
 	s.inNames = ort.NewNames([]string{in.Name})
 	s.outNames = ort.NewNames(names)
-	if err := s.allocInput(0); err != nil {
-		return err
+	if !s.half {
+		if err := s.allocInput(0); err != nil {
+			return err
+		}
 	}
 	for i := range s.outs {
 		o := &s.outs[i]
@@ -361,6 +373,14 @@ func (s *Session) checkBatch(batch int) error {
 	return nil
 }
 
+// ErrHalfInput: a model whose input is float16 (onnxedit.FP16Options.HalfInput) runs on device
+// memory only (DeviceRun), fed by a kernel that writes float16; Input and Run refuse it.
+var ErrHalfInput = errors.New("the input is float16: bind device memory (DeviceRun)")
+
+// InputHalf reports whether the model's input is float16 (DeviceRun's input then holds 2
+// bytes per value).
+func (s *Session) InputHalf() bool { return s.half }
+
 // Input returns the [batch,C,H,W] float32 input buffer for a run of batch images: image b is
 // in[b·C·H·W : (b+1)·C·H·W]. It is native memory, zeroed at Open and reused by every run (the
 // buffers of all batch sizes share it). It fails when Run would reject batch. It is InputSet(0,
@@ -375,6 +395,9 @@ func (s *Session) InputSet(set, batch int) ([]float32, error) {
 	}
 	if set < 0 || set >= InputSets {
 		return nil, fmt.Errorf("infer: %s: input set %d outside 0…%d", s.name, set, InputSets-1)
+	}
+	if s.half {
+		return nil, fmt.Errorf("infer: %s: %w", s.name, ErrHalfInput)
 	}
 	if s.in[set] == nil {
 		if err := s.allocInput(set); err != nil {
@@ -395,6 +418,9 @@ func (s *Session) Run(batch int) ([]tensor.Tensor, error) { return s.RunSet(0, b
 func (s *Session) RunSet(set, batch int) ([]tensor.Tensor, error) {
 	if err := s.checkBatch(batch); err != nil {
 		return nil, err
+	}
+	if s.half {
+		return nil, fmt.Errorf("infer: %s: %w", s.name, ErrHalfInput)
 	}
 	if set < 0 || set >= InputSets || s.in[set] == nil {
 		return nil, fmt.Errorf("infer: %s: input set %d was never written (InputSet)", s.name, set)

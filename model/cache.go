@@ -274,7 +274,7 @@ func commitCache(optimized, path string) (err error) {
 // (batch.go) apart, and temporary files left by a crash.
 func pruneCache(dir, model string) {
 	prefix := filepath.Join(dir, cachePrefix(model))
-	for _, ext := range []string{".ortcache", ".batch"} {
+	for _, ext := range []string{".ortcache", ".batch", ".fp16"} {
 		files, _ := filepath.Glob(prefix + "*" + ext)
 		type entry struct {
 			path string

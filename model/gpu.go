@@ -31,6 +31,7 @@ func (l *Loader) openGPU(decl config.Model, ordinal int) (*Model, *gpuexec.Engin
 	if decl.Provider != config.ProviderCUDA {
 		return nil, nil, fmt.Errorf("model %s: provider %q: GPU frames need provider: cuda", decl.Name, decl.Provider)
 	}
+	floatInput, halfUsed := false, false
 	load := func(stream *cuda.Stream, graph bool) (gpuexec.Session, error) {
 		d := decl
 		if graph {
@@ -40,14 +41,25 @@ func (l *Loader) openGPU(decl config.Model, ordinal int) (*Model, *gpuexec.Engin
 			}
 			d.ProviderOptions["enable_cuda_graph"] = "1"
 		}
-		m, err := l.load(d, &onDevice{ordinal: ordinal, stream: stream})
+		m, err := l.load(d, &onDevice{ordinal: ordinal, stream: stream, floatInput: floatInput})
 		if err != nil {
 			return nil, err
 		}
+		halfUsed = halfUsed || m.sess.InputHalf()
 		return m, nil
 	}
-	e, err := gpuexec.Open(ordinal, gpuexec.Options{Name: decl.Name, Workers: decl.Workers, InFlight: decl.InFlight,
-		Graph: decl.CUDAGraph == nil || *decl.CUDAGraph, Logf: l.Logf}, load)
+	opt := gpuexec.Options{Name: decl.Name, Workers: decl.Workers, InFlight: decl.InFlight,
+		Graph: decl.CUDAGraph == nil || *decl.CUDAGraph, Logf: l.Logf}
+	e, err := gpuexec.Open(ordinal, opt, load)
+	if err != nil && halfUsed {
+		// The float16 input (the preprocessing kernel writing float16) failed on this GPU: the
+		// float16 rewrite with a Cast after a float32 input instead.
+		if l.Logf != nil {
+			l.Logf("model %s: the float16-input path failed on cuda:%d (%v): a Cast after the input instead", decl.Name, ordinal, err)
+		}
+		floatInput = true
+		e, err = gpuexec.Open(ordinal, opt, load)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

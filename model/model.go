@@ -41,6 +41,10 @@ type Model struct {
 	Batch string
 	// Cache says whether the optimized graph came from the cache (Loader.CacheDir).
 	Cache CacheState
+	// Precision is what the model computes in: "fp32", or "fp16" (" nhwc" when the CUDA
+	// provider prefers that layout), with the load check's figures or why float16 was not
+	// used (precision.go).
+	Precision string
 	// LoadTime is how long loading took: mapping and hashing the file, creating the session
 	// (graph optimization or reading the cached optimized graph), allocating its buffers.
 	LoadTime time.Duration
@@ -77,6 +81,9 @@ func (l *Loader) Load(c config.Model) (*Model, error) { return l.load(c, nil) }
 type onDevice struct {
 	ordinal int
 	stream  *cuda.Stream
+	// floatInput keeps the float16 rewrite's input float32 (a Cast after it) instead of
+	// float16 from the preprocessing kernel.
+	floatInput bool
 }
 
 func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
@@ -123,9 +130,21 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 	if wantsRewrite(c, dev != nil) {
 		rw = l.dynamicBatch(c, bytes, sum, threads, logf)
 	}
-	sess, cache, err := openCached(cacheDir, c.Name, rw.data, rw.sum, cfg, logf)
-	rw.release()
-	unmap()
+	defer unmap()
+	defer rw.release()
+	pv := l.precisionFor(c, rw, cfg, dev != nil && !dev.floatInput, logf)
+	open, openSum, openCfg := rw.data, rw.sum, cfg
+	if pv.known && pv.half {
+		open, openSum = pv.serve, pv.serveSum
+	}
+	if pv.known {
+		openCfg = withNHWC(cfg, pv.nhwc)
+	}
+	sess, cache, err := openCached(cacheDir, c.Name, open, openSum, openCfg, logf)
+	if err != nil && pv.known && pv.half && openSum != pv.sum {
+		logf("model %s: the float16-input rewrite does not load (%v): a Cast after the input instead", c.Name, err)
+		sess, cache, err = openCached(cacheDir, c.Name, pv.data, pv.sum, openCfg, logf)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)
 	}
@@ -140,6 +159,13 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 	if err := m.configure(c); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("model %s (%s): %w", c.Name, c.Path, err)
+	}
+	if err := l.settlePrecision(c, m, rw, pv, cfg, cacheDir, logf); err != nil {
+		m.sess.Close()
+		return nil, fmt.Errorf("model %s (%s): %w", c.Name, c.Path, err)
+	}
+	if m.sess.InputHalf() {
+		m.Precision += " + float16 input"
 	}
 	return m, nil
 }

@@ -184,8 +184,8 @@ func (r *Registry) get(name string, device int) (*Entry, error) {
 		if device >= 0 {
 			where = fmt.Sprintf(" on cuda:%d", device)
 		}
-		r.logf("model %s: loaded %s%s (%s, %dx%d, batch: %s, batch ≤ %d, sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
-			name, decl.Path, where, m.Family, m.Pre.Width, m.Pre.Height, m.Batch, m.MaxBatch(), m.SHA256, m.Cache,
+		r.logf("model %s: loaded %s%s (%s, %dx%d, batch: %s, batch ≤ %d, precision %s, sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
+			name, decl.Path, where, m.Family, m.Pre.Width, m.Pre.Height, m.Batch, m.MaxBatch(), m.Precision, m.SHA256, m.Cache,
 			m.LoadTime.Round(time.Millisecond), m.WarmUpTime.Round(time.Millisecond))
 		return e, nil
 	})

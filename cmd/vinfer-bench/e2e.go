@@ -68,7 +68,14 @@ func benchConfig(o options, streams int) (*config.Config, error) {
 	fmt.Fprintf(&b, "models:\n  - name: m\n    path: %s\n    provider: %s\n    max_batch: %d\n    max_delay: %s\n",
 		strconv.Quote(path), o.provider, o.batch, o.maxDelay)
 	if o.provider != "cpu" {
-		fmt.Fprintf(&b, "    provider_options: {cudnn_conv_algo_search: %s}\n", o.cudnn)
+		nhwc := ""
+		if o.nhwc != "" {
+			nhwc = ", prefer_nhwc: " + strconv.Quote(o.nhwc)
+		}
+		fmt.Fprintf(&b, "    provider_options: {cudnn_conv_algo_search: %s%s}\n", o.cudnn, nhwc)
+	}
+	if o.precision != "" {
+		fmt.Fprintf(&b, "    precision: %s\n", o.precision)
 	}
 	if o.workers > 0 {
 		fmt.Fprintf(&b, "    workers: %d\n", o.workers)

@@ -47,7 +47,9 @@ type options struct {
 	input     string // WxH for models with a dynamic input size
 	score     float64
 	maxDelay  time.Duration
-	minFrames int64 // e2e: keep running past duration until this many results (tests)
+	precision string // config precision: fp32, fp16 or auto
+	nhwc      string // provider option prefer_nhwc: "", 0 or 1
+	minFrames int64  // e2e: keep running past duration until this many results (tests)
 }
 
 func main() {
@@ -70,6 +72,8 @@ func main() {
 	flag.StringVar(&o.input, "input", "", "config input WxH (models with a dynamic input size)")
 	flag.Float64Var(&o.score, "score", 0, "config score_threshold (0: the family's default)")
 	flag.DurationVar(&o.maxDelay, "max-delay", 2*time.Millisecond, "config max_delay")
+	flag.StringVar(&o.precision, "precision", "fp32", "config precision: fp32 | fp16 | auto")
+	flag.StringVar(&o.nhwc, "nhwc", "", "provider option prefer_nhwc: 0 | 1 (empty: the load times both where precision is fp16 or auto)")
 	watchdog := flag.Duration("timeout", 3*time.Minute, "abort (printing every goroutine's stack) after this long")
 	flag.Parse()
 	time.AfterFunc(*watchdog, func() {

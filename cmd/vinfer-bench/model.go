@@ -24,6 +24,8 @@ type modelResult struct {
 	Seconds float64 `json:"seconds"`
 	FPS     float64 `json:"images_per_s"`
 	MsRun   float64 `json:"ms_per_run"`
+	// Precision is what the model computes in, as the load chose (model.Model.Precision).
+	Precision string `json:"precision"`
 }
 
 // Frame size of the model-only input: what NVDEC makes of the 1080p clip.
@@ -95,7 +97,7 @@ func benchModel(o options) (*modelResult, error) {
 	total := runs.Load()
 	return &modelResult{Mode: "model", Model: o.model, Batch: n, Workers: lanes, Depth: sets, Graph: dv.CUDAGraph(),
 		Runs: total, Seconds: el, FPS: float64(total) * float64(n) / el,
-		MsRun: el * 1000 * float64(lanes) / float64(max(total, 1))}, nil
+		MsRun: el * 1000 * float64(lanes) / float64(max(total, 1)), Precision: dv.Model().Precision}, nil
 }
 
 // driveLane is one lane's worker, as the pipeline's: bound to the GPU, it fills each slot in

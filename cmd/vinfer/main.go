@@ -5,6 +5,7 @@
 //	vinfer run [--config FILE]                 the main job (default: the bundled sample)
 //	vinfer detect --model M.onnx --input PATH  detections for one image or video, JSON Lines
 //	vinfer dynamic-batch IN.onnx OUT.onnx      the dynamic-batch copy of a batch-1 model
+//	vinfer fp16 IN.onnx OUT.onnx               the float16 rewrite of a model
 //	vinfer send FILE rtp://|rtsp://|gb28181://...  stream a file as a live camera would
 //	vinfer version
 package main
@@ -31,6 +32,8 @@ func main() {
 		err = trackCmd(os.Args[2:])
 	case "dynamic-batch":
 		err = dynamicBatchCmd(os.Args[2:])
+	case "fp16":
+		err = fp16Cmd(os.Args[2:])
 	case "version":
 		err = versionCmd()
 	case "healthcheck":
@@ -60,6 +63,7 @@ func usage() {
   vinfer detect --model MODEL.onnx --input IMAGE|VIDEO   print detections as JSON Lines
   vinfer track --detections DET.txt --format mot [--gt GT.txt]   track detections offline (MOTChallenge), score against ground truth
   vinfer dynamic-batch IN.onnx OUT.onnx      write the dynamic-batch copy of a batch-1 model (what run does at load)
+  vinfer fp16 IN.onnx OUT.onnx               write the float16 rewrite run makes for precision: fp16 (unchecked)
   vinfer version                             print versions
   vinfer healthcheck [--url URL]             exit 0 when a running vinfer's /healthz answers 200 (container HEALTHCHECK)
   vinfer send [--serve] [--once] FILE URL    stream a video file, looping, in real time to rtp://, rtsp:// or gb28181:// (a test camera)

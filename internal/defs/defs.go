@@ -226,6 +226,10 @@ type ModelInfo struct {
 	Loads                int64
 	LastError            string
 	Batches, BatchFrames int64
+
+	// Precision is what the serving version computes in: "fp32", or "fp16 …" with the load
+	// check's figures (model.Model.Precision).
+	Precision string
 }
 
 // GPUInfo is one GPU in use.

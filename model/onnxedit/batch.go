@@ -1,14 +1,16 @@
 // Package onnxedit rewrites ONNX models (onnx/onnx.proto, read and written with protowire, no
 // generated bindings) so that vinfer can batch them: a model exported with a fixed batch of 1
 // gets a symbolic batch dimension, and YOLOX's Focus block (strided Slices, which the CUDA
-// plugin provider crashes on) becomes one equivalent Conv.
+// plugin provider crashes on) becomes one equivalent Conv; and so that it can compute in
+// float16 on a GPU (FP16, fp16.go).
 //
 // Only the messages a rewrite touches are decoded; everything else (weights, unknown fields)
-// is copied as it is. Rewrite never panics on malformed input: it returns an error wrapping
-// ErrNotONNX, an *UnsupportedError naming what blocks the rewrite, or ErrUnchanged.
+// is copied as it is. Rewrite and FP16 never panic on malformed input: they return an error
+// wrapping ErrNotONNX, an *UnsupportedError naming what blocks the rewrite, or ErrUnchanged.
 package onnxedit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -61,9 +63,15 @@ var ErrNotONNX = errors.New("not an ONNX model")
 var ErrUnchanged = errors.New("nothing to rewrite: the batch is dynamic already")
 
 // UnsupportedError says why a well-formed model cannot be rewritten safely.
-type UnsupportedError struct{ Reason string }
+type UnsupportedError struct {
+	Reason string
+	// What names the rewrite refused ("" : the dynamic batch).
+	What string
+}
 
-func (e *UnsupportedError) Error() string { return "cannot make the batch dynamic: " + e.Reason }
+func (e *UnsupportedError) Error() string {
+	return cmp.Or(e.What, "cannot make the batch dynamic") + ": " + e.Reason
+}
 
 func unsupported(format string, args ...any) error {
 	return &UnsupportedError{Reason: fmt.Sprintf(format, args...)}

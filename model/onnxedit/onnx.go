@@ -302,3 +302,25 @@ func withBatchDim(b []byte, sym string) ([]byte, error) {
 	v = v.withBytes(valueType, tp.marshal())
 	return v.marshal(), nil
 }
+
+// withElemType returns the tensor ValueInfoProto b with its element type made elem. The caller
+// checked with valueShape that it is a tensor.
+func withElemType(b []byte, elem int64) ([]byte, error) {
+	v, err := parse(b)
+	if err != nil {
+		return nil, err
+	}
+	tb, _ := v.bytesField(valueType)
+	tp, err := parse(tb)
+	if err != nil {
+		return nil, err
+	}
+	ttb, _ := tp.bytesField(typeTensor)
+	tt, err := parse(ttb)
+	if err != nil {
+		return nil, err
+	}
+	tt = append(message{varintField(ttElemType, uint64(elem))}, tt.without(ttElemType)...)
+	tp = tp.withBytes(typeTensor, tt.marshal())
+	return v.withBytes(valueType, tp.marshal()).marshal(), nil
+}
