@@ -82,6 +82,7 @@ func (c *Config) Validate() error {
 			if !models[cc.Model] || cc.Model == m.Name {
 				errs = append(errs, fmt.Errorf("models[%d].cascade[%d]: model %q must be another declared model", i, k, cc.Model))
 			}
+			errs = append(errs, cc.Validate(fmt.Sprintf("models[%d].cascade[%d]", i, k)))
 		}
 	}
 	errs = append(errs, c.Sources.Validate(), c.Output.Validate())

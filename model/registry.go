@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/vinfer/vinfer/attr"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/gpuexec"
@@ -262,7 +263,12 @@ func (r *Registry) loadVersion(decl config.Model, device int) (*Version, error) 
 		}
 	}
 	m.WarmUpTime = time.Since(t0)
-	v := &Version{m: m, dec: dec, reg: r}
+	ad, err := m.NewAttr()
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	v := &Version{m: m, dec: dec, attr: ad, reg: r}
 	v.refs.Store(1)
 	r.live.Add(1)
 	return v, nil
@@ -308,6 +314,7 @@ type Entry struct {
 type Version struct {
 	m     *Model
 	dec   detect.Decoder
+	attr  attr.Decoder    // attribute kinds only (dec nil)
 	gpu   *gpuexec.Engine // GPU versions (Registry.GetDevice) only
 	reg   *Registry
 	refs  atomic.Int64 // 1 while current + 1 per Acquire
@@ -434,6 +441,13 @@ func (v *Version) RunSet(set, batch int) ([]tensor.Tensor, error) { return v.m.R
 
 // Decoder is the version's post-processor (used by the model's single inference worker).
 func (v *Version) Decoder() detect.Decoder { return v.dec }
+
+// Attr is the attribute decoder of a model of an attribute kind (ocr, embedding, classify);
+// nil for a detector, whose Decoder decodes.
+func (v *Version) Attr() attr.Decoder { return v.attr }
+
+// NHWC reports a channels-last input: Input's slots hold interleaved channels.
+func (v *Version) NHWC() bool { return v.m.NHWC }
 
 // Release unpins the version; the last release of a retired version frees its session.
 func (v *Version) Release() { v.release() }
