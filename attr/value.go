@@ -5,6 +5,9 @@ type Value struct {
 	// Model is the second-stage model's name.
 	Model string
 	Kind  Kind
+	// As is the name under which a track votes over its reads (a cascade's as: plate); empty:
+	// not voted.
+	As string
 	// Text is an OCR read (ocr).
 	Text string
 	// Label and ClassID are the best class (classify).

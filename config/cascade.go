@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -57,5 +58,15 @@ func (c *Cascade) Validate(where string) error {
 	if c.MaxCrops < 0 || c.MaxCrops > 1024 {
 		errs = append(errs, fmt.Errorf("%s.max_crops %d: %w: want 0…1024", where, c.MaxCrops, ErrCascade))
 	}
+	if c.As != "" && (!attrName.MatchString(c.As) || reservedAttr[c.As]) {
+		errs = append(errs, fmt.Errorf("%s.as %q: %w: want a name of lower-case letters, digits and _ other than a detection's own keys", where, c.As, ErrCascade))
+	}
 	return errors.Join(errs...)
 }
+
+// attrName is the form of a voted attribute's name, a key of the detection's JSON object.
+var attrName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+// reservedAttr are the keys a detection's JSON object has already.
+var reservedAttr = map[string]bool{"class_id": true, "label": true, "score": true, "box": true, "track_id": true,
+	"children": true, "attributes": true}

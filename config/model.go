@@ -90,6 +90,9 @@ type Cascade struct {
 	// Every is how often one object is cropped: a duration (every: 1s), "once" (once per
 	// object), or empty for every frame.
 	Every Cadence `yaml:"every,omitempty" json:"every,omitempty"`
+	// As names the attribute each track votes over its reads, for ocr and classify models
+	// (e.g. plate): the detections of the track carry it ("plate":{"text","score","reads"}).
+	As string `yaml:"as,omitempty" json:"as,omitempty"`
 }
 
 // Size is a width and height in pixels.

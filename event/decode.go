@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -33,6 +35,8 @@ type wire struct {
 	HasSnapshot *bool   `json:"has_snapshot"`
 	ClipURL     *string `json:"clip_url"`
 	SnapshotURL *string `json:"snapshot_url"`
+
+	Attributes map[string]wireAttribute `json:"attributes"`
 }
 
 // UnmarshalJSON decodes what AppendJSON encodes. Every field of the schema that the event's type
@@ -72,6 +76,14 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		ID: *w.ID, Type: *w.Type, Stream: *w.Stream, Frame: *w.Frame, PTS: seconds(*w.PTS),
 		Time: *w.Time, TrackID: *w.TrackID, ClassID: *w.ClassID, Label: *w.Label,
 		Score: *w.Score, Box: *w.Box, Evidence: decodeEvidence(&w),
+	}
+	if len(w.Attributes) > 0 {
+		as := make(Attributes, 0, len(w.Attributes))
+		for _, name := range slices.Sorted(maps.Keys(w.Attributes)) {
+			a := w.Attributes[name]
+			as = append(as, Attribute{Name: name, Text: a.Text, Score: a.Score, Reads: a.Reads})
+		}
+		v.Attributes = &as
 	}
 	switch v.Type {
 	case LineCross:

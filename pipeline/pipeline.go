@@ -139,6 +139,9 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	} else if err := p.loadEngines(cfg.Model, 0); err != nil {
 		return err
 	}
+	if err := p.checkDetector(cfg.Model, key.device); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ctx == nil || p.ctx.Err() != nil {
@@ -305,6 +308,13 @@ func (p *Pipeline) modelLocked(key modelKey) (*modelRunner, error) {
 			cr, err := newCascadeRunner(c, sec)
 			if err != nil {
 				return nil, err
+			}
+			for _, nc := range sec.cascades {
+				ncr, err := newCascadeRunner(nc.Cascade, nc.m)
+				if err != nil {
+					return nil, err
+				}
+				cr.nested = append(cr.nested, ncr)
 			}
 			m.cascades = append(m.cascades, cr)
 		}

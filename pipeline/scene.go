@@ -26,6 +26,7 @@ type scene struct {
 	checkedW, checkedH int
 	checkedSet         *analytics.Set
 	warn               func(format string, args ...any)
+	votes              votes // cascades' reads voted per track (plate)
 }
 
 // newScene builds a stream's scene; nil when the stream does not track (tracker: none).
@@ -80,8 +81,10 @@ func (sc *scene) process(r *sink.Result) {
 	}
 	sc.frame = analytics.Frame{Index: r.Frame, PTS: r.PTS, Time: r.Wallclock, Width: r.Width, Height: r.Height, Objects: sc.objs}
 	r.Events = sc.analyzer.Process(r.Events[:0], &sc.frame)
+	sc.votes.process(r)
 	sc.last = *r
 	sc.last.Detections, sc.last.Events, sc.last.Secondary, sc.last.SecondaryParent, sc.last.SecondaryModel = nil, nil, nil, nil, nil
+	sc.last.Attrs, sc.last.AttrParent, sc.last.Voted = nil, nil, nil
 }
 
 // end fills r as the stream's closing result (End): the last frame's identity, no detections,
@@ -92,5 +95,6 @@ func (sc *scene) end(r *sink.Result) {
 	r.Detections = dets
 	r.ResetSecondary()
 	r.Events = sc.analyzer.Flush(evs)
+	sc.votes.process(r)
 	r.End = true
 }
