@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// plateClip makes a 3 s, 10 fps clip of the bundled plate crop 津B6H920, slightly skewed on a
+// dark border, moving right across a grey 640×360 picture.
+func plateClip(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "plate.mp4")
+	cmd := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0x606060:s=640x360:r=10:d=3",
+		"-i", filepath.Join(assets(t), "images/plate_crop_B6H920.jpg"), "-filter_complex",
+		"[1]scale=160:-1,pad=iw+40:ih+40:20:20:color=0x303030,perspective=x0=0:y0=10:x1=W:y1=0:x2=0:y2=H-10:x3=W:y3=H:sense=destination[p];"+
+			"[0][p]overlay=x='100+t*40':y=150",
+		"-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-pix_fmt", "yuv420p", "-g", "10", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, b)
+	}
+	return out
+}
+
+// plateConfig declares the bundled plate detector with the bundled recognizer as its cascade.
+func plateConfig(t *testing.T, clip, cascade string) string {
+	a := assets(t)
+	cfg := `models:
+  - {name: plates, path: ` + filepath.Join(a, "models/hyperlpr3_y5fu_320x_sim.onnx") + `, family: plate,
+     cascade: [{model: ocr, as: plate` + cascade + `}]}
+  - {name: ocr, kind: ocr, path: ` + filepath.Join(a, "models/paddleocr_en_number_mobile_v2.0_rec.onnx") + `,
+     labels: ` + filepath.Join(a, "labels/paddleocr_en_dict.txt") + `, input: {width: 160, height: 32}}
+streams:
+  - {id: road, source: ` + clip + `, model: plates, track_events: true}
+output: {http: none}
+`
+	path := filepath.Join(t.TempDir(), "run.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+type plateLine struct {
+	End        bool `json:"end"`
+	Detections []struct {
+		Label      string `json:"label"`
+		TrackID    int64  `json:"track_id"`
+		Attributes []struct {
+			Model, Kind, Text string
+			Score             float64
+		} `json:"attributes"`
+		Plate *struct {
+			Text  string
+			Score float64
+			Reads int
+		} `json:"plate"`
+	} `json:"detections"`
+	Events []struct {
+		Type       string `json:"type"`
+		TrackID    int64  `json:"track_id"`
+		Attributes map[string]struct {
+			Text  string
+			Score float64
+			Reads int
+		} `json:"attributes"`
+	} `json:"events"`
+}
+
+func readPlateLines(t *testing.T, stdout string) []plateLine {
+	t.Helper()
+	var ls []plateLine
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l plateLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// TestRunPlates: `vinfer run` with the plate detector and the recognizer as its cascade (every
+// 500ms, as: plate) on a clip of a moving plate: the plate's detections carry the recognizer's
+// reads on about one frame in five (the cadence) and, once read, the track's voted plate
+// B6H920; the track.end event carries it too.
+func TestRunPlates(t *testing.T) {
+	clip := plateClip(t)
+	stdout, stderr, code := vinfer(t, "run", "--config", plateConfig(t, clip, ", every: 500ms, padding: 0.05"), "--all-frames")
+	if code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, stderr)
+	}
+	var frames, plates, reads, voted int
+	var last string
+	var ended bool
+	for _, l := range readPlateLines(t, stdout) {
+		if !l.End {
+			frames++
+		}
+		for _, d := range l.Detections {
+			if d.Label != "plate" {
+				continue
+			}
+			plates++
+			for _, a := range d.Attributes {
+				if a.Kind == "ocr" && a.Model == "ocr" {
+					reads++
+					t.Logf("read %q %.3f", a.Text, a.Score)
+				}
+			}
+			if d.Plate != nil {
+				voted++
+				last = d.Plate.Text
+			}
+		}
+		for _, e := range l.Events {
+			if e.Type == "track.end" && e.Attributes["plate"].Text == "B6H920" && e.Attributes["plate"].Reads >= 3 {
+				ended = true
+			}
+		}
+	}
+	t.Logf("%d frames, %d plate detections, %d reads, %d with a voted plate (last %q)", frames, plates, reads, voted, last)
+	if frames != 30 || plates < 25 {
+		t.Fatalf("%d frames, %d plate detections; want 30 frames, the plate on most", frames, plates)
+	}
+	if reads < 4 || reads > 8 {
+		t.Errorf("%d reads of the plate in 3 s; want one per 500ms (5–7)", reads)
+	}
+	if last != "B6H920" || voted < plates-10 {
+		t.Errorf("voted plate %q on %d of %d detections; want B6H920 from the first read on", last, voted, plates)
+	}
+	if !ended {
+		t.Errorf("no track.end event with the voted plate B6H920")
+	}
+}
