@@ -139,3 +139,30 @@ func TestRunPlates(t *testing.T) {
 		t.Errorf("no track.end event with the voted plate B6H920")
 	}
 }
+
+// TestRunCascadeRefused: a recognizer serving a stream itself, and a recognizer whose dictionary
+// does not match its classes, are refused with the reason (the shapes named).
+func TestRunCascadeRefused(t *testing.T) {
+	a := assets(t)
+	ocr := filepath.Join(a, "models/paddleocr_en_number_mobile_v2.0_rec.onnx")
+	clip := filepath.Join(a, "videos/car-detection_remux.ts")
+	for _, tc := range []struct{ name, models, model, says string }{
+		{"recognizer as the stream's model", `[{name: ocr, kind: ocr, path: ` + ocr + `, labels: ` + filepath.Join(a, "labels/paddleocr_en_dict.txt") +
+			`, input: {width: 160, height: 32}}]`, "ocr", "not a detector"},
+		{"coco labels as the dictionary", `[{name: plates, path: ` + filepath.Join(a, "models/hyperlpr3_y5fu_320x_sim.onnx") +
+			`, family: plate, cascade: [{model: ocr}]}, {name: ocr, kind: ocr, path: ` + ocr + `, labels: ` + filepath.Join(a, "labels/coco80.names") +
+			`, input: {width: 160, height: 32}}]`, "plates", "80 symbols, but the output save_infer_model/scale_0.tmp_1 [-1 -1 97] has 97 classes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "run.yaml")
+			cfg := "models: " + tc.models + "\nstreams: [{id: s, source: " + clip + ", model: " + tc.model + "}]\noutput: {http: none}\n"
+			if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr, code := vinfer(t, "run", "--config", path)
+			if code == 0 || !strings.Contains(stderr, tc.says) {
+				t.Fatalf("exit status %d, stderr:\n%s\nwant a failure saying %q", code, stderr, tc.says)
+			}
+		})
+	}
+}
