@@ -166,3 +166,72 @@ func TestRunCascadeRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRunVehiclePlate: YOLOX with the plate detector as its cascade on trucks and cars, and the
+// recognizer as the plate detector's own: the truck of HyperLPR's photo (a 1 s clip of it) gets
+// its plate as a child and the plate's read as its own attribute (vehicle → plate → text).
+func TestRunVehiclePlate(t *testing.T) {
+	a := assets(t)
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "truck.mp4")
+	cmd := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-y", "-loop", "1", "-framerate", "5", "-t", "1",
+		"-i", filepath.Join(a, "images/plates_hyperlpr_1.jpg"), "-c:v", "libx264", "-preset", "veryfast", "-crf", "12", "-pix_fmt", "yuv420p", clip)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, b)
+	}
+	cfg := `models:
+  - {name: yolox, path: ` + filepath.Join(a, "models/yolox_nano_416.onnx") + `,
+     cascade: [{model: plates, classes: [car, truck, bus], padding: 0.1}]}
+  - {name: plates, path: ` + filepath.Join(a, "models/hyperlpr3_y5fu_320x_sim.onnx") + `, family: plate,
+     cascade: [{model: ocr, as: plate}]}
+  - {name: ocr, kind: ocr, path: ` + filepath.Join(a, "models/paddleocr_en_number_mobile_v2.0_rec.onnx") + `,
+     labels: ` + filepath.Join(a, "labels/paddleocr_en_dict.txt") + `, input: {width: 160, height: 32}}
+streams:
+  - {id: road, source: ` + clip + `, model: yolox}
+output: {http: none}
+`
+	path := filepath.Join(dir, "run.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := vinfer(t, "run", "--config", path, "--all-frames")
+	if code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, stderr)
+	}
+	var withPlate, withRead int
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l struct {
+			Detections []struct {
+				Label    string `json:"label"`
+				Children []struct {
+					Model, Label string
+				} `json:"children"`
+				Attributes []struct{ Model, Kind, Text string } `json:"attributes"`
+			} `json:"detections"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range l.Detections {
+			if d.Label != "truck" && d.Label != "car" && d.Label != "bus" {
+				continue
+			}
+			for _, c := range d.Children {
+				if c.Model == "plates" && (c.Label == "plate_double" || c.Label == "plate") {
+					withPlate++
+				}
+			}
+			for _, at := range d.Attributes {
+				if at.Model == "ocr" && at.Kind == "ocr" {
+					withRead++
+					t.Logf("%s: read %q", d.Label, at.Text)
+				}
+			}
+		}
+	}
+	if withPlate == 0 || withRead != withPlate {
+		t.Fatalf("%d vehicle detections with a plate child, %d with a read; want every plate read, at least one\n%s", withPlate, withRead, stdout)
+	}
+}
