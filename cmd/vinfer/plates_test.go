@@ -2,12 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 )
 
 // plateClip makes a 3 s, 10 fps clip of the bundled plate crop 津B6H920, slightly skewed on a
@@ -234,4 +239,92 @@ output: {http: none}
 	if withPlate == 0 || withRead != withPlate {
 		t.Fatalf("%d vehicle detections with a plate child, %d with a read; want every plate read, at least one\n%s", withPlate, withRead, stdout)
 	}
+}
+
+// BenchmarkCascade16: `vinfer run` on 16 streams of the moving-plate clip (3 s at 10 fps, every
+// frame inferred) with the plate detector alone, then with the recognizer as its cascade on
+// every frame and every 500ms. Reports the primary's frames/s, the cascade's crops/s, and the
+// run's wall time relative to the detector alone (docs/models.md, "Cascades").
+//
+//	go test ./cmd/vinfer -run '^$' -bench Cascade16 -benchtime 1x
+func BenchmarkCascade16(b *testing.B) {
+	clip := plateClipB(b)
+	var base time.Duration
+	for _, c := range []struct{ name, cascade string }{{"detector", ""}, {"ocr-every-frame", "every"}, {"ocr-every-500ms", "500ms"}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				path := plateStreams(b, clip, c.cascade, 16)
+				t0 := time.Now()
+				stdout, stderr, code := vinferB(b, "run", "--config", path, "--all-frames")
+				wall := time.Since(t0)
+				if code != 0 {
+					b.Fatalf("exit status %d:\n%s", code, stderr)
+				}
+				frames, crops := strings.Count(stdout, `"frame":`), strings.Count(stdout, `"kind":"ocr"`)
+				if c.cascade == "" {
+					base = wall
+				} else if base > 0 {
+					b.ReportMetric(wall.Seconds()/base.Seconds(), "x-detector-time")
+				}
+				b.ReportMetric(float64(frames)/wall.Seconds(), "frames/s")
+				b.ReportMetric(float64(crops)/wall.Seconds(), "crops/s")
+			}
+		})
+	}
+}
+
+func plateClipB(b *testing.B) string {
+	b.Helper()
+	out := filepath.Join(b.TempDir(), "plate.mp4")
+	cmd := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0x606060:s=640x360:r=10:d=3",
+		"-i", filepath.Join(testutil.Asset(b, "images/plate_crop_B6H920.jpg")), "-filter_complex",
+		"[1]scale=160:-1,pad=iw+40:ih+40:20:20:color=0x303030[p];[0][p]overlay=x='100+t*40':y=150",
+		"-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-pix_fmt", "yuv420p", "-g", "10", out)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("ffmpeg: %v\n%s", err, o)
+	}
+	return out
+}
+
+// plateStreams writes a config of n streams of clip on the plate detector, with the recognizer
+// as its cascade unless every is empty ("every": each frame).
+func plateStreams(b *testing.B, clip, every string, n int) string {
+	a := filepath.Dir(testutil.Asset(b, "models"))
+	casc := ""
+	switch every {
+	case "every":
+		casc = ", cascade: [{model: ocr, as: plate}]"
+	case "":
+	default:
+		casc = ", cascade: [{model: ocr, as: plate, every: " + every + "}]"
+	}
+	cfg := `models:
+  - {name: plates, path: ` + filepath.Join(a, "models/hyperlpr3_y5fu_320x_sim.onnx") + `, family: plate, max_batch: 8` + casc + `}
+  - {name: ocr, kind: ocr, path: ` + filepath.Join(a, "models/paddleocr_en_number_mobile_v2.0_rec.onnx") + `,
+     labels: ` + filepath.Join(a, "labels/paddleocr_en_dict.txt") + `, input: {width: 160, height: 32}, max_batch: 16}
+streams:
+`
+	for i := range n {
+		cfg += fmt.Sprintf("  - {id: s%d, source: %s, model: plates}\n", i, clip)
+	}
+	cfg += "output: {http: none}\n"
+	path := filepath.Join(b.TempDir(), "run.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func vinferB(b *testing.B, args ...string) (stdout, stderr string, code int) {
+	b.Helper()
+	cmd := exec.Command(bin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		b.Fatal(err)
+	}
+	return o.String(), e.String(), code
 }
