@@ -28,3 +28,28 @@ func TestAttributes(t *testing.T) {
 		t.Fatalf("read back %+v, want %+v", back.Attributes, e.Attributes)
 	}
 }
+
+// TestEmbedding: a track.end's embedding encodes as "embedding":[…], valid against the schema,
+// and reads back.
+func TestEmbedding(t *testing.T) {
+	s := compileSchema(t)
+	e := sampleEvents()[len(Types)-1]
+	if e.Type != TrackEnd {
+		t.Fatalf("sample %s", e.Type)
+	}
+	e.Embedding = &Embedding{0.6, -0.8}
+	b := e.AppendJSON(nil)
+	if !strings.Contains(string(b), `"embedding":[0.6000,-0.8000]`) {
+		t.Fatalf("encoded %s", b)
+	}
+	if err := s.Validate(instance(t, b)); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	var back Event
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Embedding, e.Embedding) {
+		t.Fatalf("read back %v", back.Embedding)
+	}
+}

@@ -37,6 +37,7 @@ type wire struct {
 	SnapshotURL *string `json:"snapshot_url"`
 
 	Attributes map[string]wireAttribute `json:"attributes"`
+	Embedding  *Embedding               `json:"embedding"`
 }
 
 // UnmarshalJSON decodes what AppendJSON encodes. Every field of the schema that the event's type
@@ -75,7 +76,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	v := Event{
 		ID: *w.ID, Type: *w.Type, Stream: *w.Stream, Frame: *w.Frame, PTS: seconds(*w.PTS),
 		Time: *w.Time, TrackID: *w.TrackID, ClassID: *w.ClassID, Label: *w.Label,
-		Score: *w.Score, Box: *w.Box, Evidence: decodeEvidence(&w),
+		Score: *w.Score, Box: *w.Box, Evidence: decodeEvidence(&w), Embedding: w.Embedding,
 	}
 	if len(w.Attributes) > 0 {
 		as := make(Attributes, 0, len(w.Attributes))

@@ -44,6 +44,8 @@ type Event struct {
 	// Attributes are the track's voted attributes (a cascade's as, e.g. plate); nil: none. A
 	// pointer keeps Event comparable.
 	Attributes *Attributes
+	// Embedding is the track's appearance (track.end, opt-in); nil: none.
+	Embedding *Embedding
 }
 
 // timeLayout is RFC 3339 with exactly three fractional digits.
@@ -98,6 +100,7 @@ func (e *Event) AppendJSON(b []byte) []byte {
 		}
 	}
 	b = e.appendAttributes(b)
+	b = e.appendEmbedding(b)
 	b = e.appendEvidence(b)
 	return append(b, '}')
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -186,7 +187,7 @@ func (r *Registry) get(name string, device int) (*Entry, error) {
 			where = fmt.Sprintf(" on cuda:%d", device)
 		}
 		r.logf("model %s: loaded %s%s (%s, %dx%d, batch: %s, batch ≤ %d, sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
-			name, decl.Path, where, m.Family, m.Pre.Width, m.Pre.Height, m.Batch, m.MaxBatch(), m.SHA256, m.Cache,
+			name, decl.Path, where, cmp.Or(string(m.Family), m.Kind.String()), m.Pre.Width, m.Pre.Height, m.Batch, m.MaxBatch(), m.SHA256, m.Cache,
 			m.LoadTime.Round(time.Millisecond), m.WarmUpTime.Round(time.Millisecond))
 		return e, nil
 	})

@@ -27,6 +27,7 @@ type scene struct {
 	checkedSet         *analytics.Set
 	warn               func(format string, args ...any)
 	votes              votes // cascades' reads voted per track (plate)
+	reid               *reid // appearance re-identification (tracker.reid); nil: off
 }
 
 // newScene builds a stream's scene; nil when the stream does not track (tracker: none).
@@ -46,7 +47,11 @@ func newScene(s *config.Stream) (*scene, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &scene{tracker: t, analyzer: analytics.New(analytics.Options{Stream: s.ID}, set)}, nil
+	sc := &scene{tracker: t, analyzer: analytics.New(analytics.Options{Stream: s.ID}, set)}
+	if s.Tracker != nil {
+		sc.reid = newReID(s.Tracker.ReID)
+	}
+	return sc, nil
 }
 
 // process tracks r's detections and appends the frame's events to r.Events.
@@ -68,9 +73,18 @@ func (sc *scene) process(r *sink.Result) {
 		if t.Det < 0 || t.Det >= len(r.Detections) {
 			continue
 		}
+		r.Detections[t.Det].TrackID = t.TrackID
+	}
+	if sc.reid != nil {
+		sc.reid.begin(r)
+		sc.reid.assign(r)
+	}
+	for _, t := range tracks {
+		if t.Det < 0 || t.Det >= len(r.Detections) {
+			continue
+		}
 		d := &r.Detections[t.Det]
-		d.TrackID = t.TrackID
-		sc.objs = append(sc.objs, analytics.Object{TrackID: t.TrackID, ClassID: d.ClassID, Label: d.Label, Score: d.Score, Box: d.Box})
+		sc.objs = append(sc.objs, analytics.Object{TrackID: d.TrackID, ClassID: d.ClassID, Label: d.Label, Score: d.Score, Box: d.Box})
 	}
 	if set := sc.analyzer.Set(); r.Width != sc.checkedW || r.Height != sc.checkedH || set != sc.checkedSet {
 		sc.checkedW, sc.checkedH, sc.checkedSet = r.Width, r.Height, set
@@ -82,6 +96,9 @@ func (sc *scene) process(r *sink.Result) {
 	sc.frame = analytics.Frame{Index: r.Frame, PTS: r.PTS, Time: r.Wallclock, Width: r.Width, Height: r.Height, Objects: sc.objs}
 	r.Events = sc.analyzer.Process(r.Events[:0], &sc.frame)
 	sc.votes.process(r)
+	if sc.reid != nil {
+		sc.reid.events(r)
+	}
 	sc.last = *r
 	sc.last.Detections, sc.last.Events, sc.last.Secondary, sc.last.SecondaryParent, sc.last.SecondaryModel = nil, nil, nil, nil, nil
 	sc.last.Attrs, sc.last.AttrParent, sc.last.Voted = nil, nil, nil
@@ -96,5 +113,8 @@ func (sc *scene) end(r *sink.Result) {
 	r.ResetSecondary()
 	r.Events = sc.analyzer.Flush(evs)
 	sc.votes.process(r)
+	if sc.reid != nil {
+		sc.reid.events(r)
+	}
 	r.End = true
 }
