@@ -116,12 +116,15 @@ func (c *cascadeRunner) collect(res *sink.Result, f *frame.Frame) {
 	}
 }
 
-// collectNested queues the crops of the secondary detections res.Secondary[from:to], whose
-// outputs go to detection parent.
+// collectNested queues the crops of the secondary detections res.Secondary[from:to] (at most
+// MaxCrops), whose outputs go to detection parent.
 func (c *cascadeRunner) collectNested(res *sink.Result, from, to, parent int, f *frame.Frame) {
 	objs := c.cad.stream(res.Stream, res.PTS)
-	for k := from; k < to && k < len(res.Secondary); k++ {
-		c.add(res, parent, &res.Secondary[k], f, objs)
+	n := 0
+	for k := from; k < to && k < len(res.Secondary) && n < c.MaxCrops; k++ {
+		if c.add(res, parent, &res.Secondary[k], f, objs) {
+			n++
+		}
 	}
 }
 

@@ -174,7 +174,8 @@ func TestRunCascadeRefused(t *testing.T) {
 
 // TestRunVehiclePlate: YOLOX with the plate detector as its cascade on trucks and cars, and the
 // recognizer as the plate detector's own: the truck of HyperLPR's photo (a 1 s clip of it) gets
-// its plate as a child and the plate's read as its own attribute (vehicle → plate → text).
+// its plate as a child and the plate's read as its own attribute (vehicle → plate → text), and
+// its track the plate voted over its reads.
 func TestRunVehiclePlate(t *testing.T) {
 	a := assets(t)
 	dir := t.TempDir()
@@ -203,7 +204,7 @@ output: {http: none}
 	if code != 0 {
 		t.Fatalf("exit status %d:\n%s", code, stderr)
 	}
-	var withPlate, withRead int
+	var withPlate, withRead, voted int
 	sc := bufio.NewScanner(strings.NewReader(stdout))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -214,6 +215,10 @@ output: {http: none}
 					Model, Label string
 				} `json:"children"`
 				Attributes []struct{ Model, Kind, Text string } `json:"attributes"`
+				Plate      *struct {
+					Text  string
+					Reads int
+				} `json:"plate"`
 			} `json:"detections"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
@@ -234,10 +239,16 @@ output: {http: none}
 					t.Logf("%s: read %q", d.Label, at.Text)
 				}
 			}
+			if d.Plate != nil && d.Plate.Reads >= 2 {
+				voted++
+			}
 		}
 	}
 	if withPlate == 0 || withRead != withPlate {
 		t.Fatalf("%d vehicle detections with a plate child, %d with a read; want every plate read, at least one\n%s", withPlate, withRead, stdout)
+	}
+	if voted == 0 {
+		t.Fatalf("no vehicle detection with a plate voted over two reads or more\n%s", stdout)
 	}
 }
 
