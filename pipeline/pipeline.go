@@ -76,7 +76,9 @@ type Pipeline struct {
 	streams map[string]*stream
 	order   []string
 	models  map[modelKey]*modelRunner
-	wg      sync.WaitGroup
+	// devLocks serialize the device cascades running a secondary model on a GPU (its lane 0).
+	devLocks map[modelKey]*sync.Mutex
+	wg       sync.WaitGroup
 
 	results chan resultMsg
 	free    chan *sink.Result
@@ -242,13 +244,17 @@ func (p *Pipeline) loadEngines(name string, depth int) error {
 	return nil
 }
 
-// loadDeviceEngine loads a model for the frames of GPU device.
+// loadDeviceEngine loads a model for the frames of GPU device, and its cascades' models there.
 func (p *Pipeline) loadDeviceEngine(name string, device int) error {
-	if len(p.opts.Models.Cascades(name)) > 0 {
-		return fmt.Errorf("model %s has cascades, which crop frames in host memory: decode this stream on the CPU", name)
+	if _, err := p.opts.Models.Engine(name, device); err != nil {
+		return err
 	}
-	_, err := p.opts.Models.Engine(name, device)
-	return err
+	for _, c := range p.opts.Models.Cascades(name) {
+		if _, err := p.opts.Models.Engine(c.Model, device); err != nil {
+			return fmt.Errorf("model %s: cascade: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // modelKey identifies a model's scheduler and worker: one per model for host frames
@@ -288,8 +294,24 @@ func (p *Pipeline) modelLocked(key modelKey) (*modelRunner, error) {
 	if key.device >= 0 && !frames {
 		return nil, fmt.Errorf("pipeline: model %s for GPU frames: its runner does not take frames (FrameRunner)", key)
 	}
+	if _, ok := p.devLocks[key]; ok {
+		return nil, fmt.Errorf("model %s: %w", key, ErrCascadeShared)
+	}
+	var devCascades []*devCascade
+	if key.device >= 0 {
+		for _, c := range p.opts.Models.Cascades(name) {
+			if c.Model == name {
+				return nil, fmt.Errorf("model %s: a cascade cannot run the model on its own detections", name)
+			}
+			dc, err := p.newDevCascade(c, key.device)
+			if err != nil {
+				return nil, fmt.Errorf("model %s: cascade: %w", name, err)
+			}
+			devCascades = append(devCascades, dc)
+		}
+	}
 	m := &modelRunner{eng: eng, sched: newScheduler(maxBatch, p.opts.Models.MaxDelay(name)), spec: spec,
-		slotLen: 3 * spec.Width * spec.Height, p: p, done: make(chan struct{})}
+		slotLen: 3 * spec.Width * spec.Height, p: p, done: make(chan struct{}), devCascades: devCascades}
 	p.models[key] = m
 	if key.device >= 0 {
 		m.startLanes(p.workerCtx, max(1, lanes), inflight)
