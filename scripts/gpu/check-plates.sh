@@ -27,6 +27,7 @@ mkdir -p $B
 z=zstd
 [ -x .gpu/zstd ] && z=$root/.gpu/zstd
 "$z" -d -q -f $D/vinfer.zst -o $B/vinfer && chmod +x $B/vinfer || exit 1
+"$z" -d -q -c $D/models.tar.zst | tar -xf - -C $B || exit 1
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
 
 # config FILE PROVIDER DECODER STREAMS CASCADE: CASCADE is "" (none), "every" or a duration.
@@ -39,8 +40,8 @@ config() {
   esac
   {
     echo "models:"
-    echo "  - {name: plates, path: $D/hyperlpr3_y5fu_320x_sim.onnx, family: plate, provider: $2, max_batch: 16$casc}"
-    echo "  - {name: ocr, kind: ocr, path: $D/paddleocr_en_number_mobile_v2.0_rec.onnx, labels: $D/paddleocr_en_dict.txt,"
+    echo "  - {name: plates, path: $B/hyperlpr3_y5fu_320x_sim.onnx, family: plate, provider: $2, max_batch: 16$casc}"
+    echo "  - {name: ocr, kind: ocr, path: $B/paddleocr_en_number_mobile_v2.0_rec.onnx, labels: $B/paddleocr_en_dict.txt,"
     echo "     input: {width: 160, height: 32}, provider: $2, max_batch: 64}"
     echo "streams:"
     for i in $(seq 1 "$4"); do echo "  - {id: s$i, source: $D/plate.mp4, model: plates, decoder: $3}"; done
