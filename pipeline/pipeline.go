@@ -170,6 +170,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	}
 	if sc != nil {
 		sc.warn = p.log
+		sc.reid = newReID(cfg.Tracker) // appearance re-identification (reid.go)
 	}
 	gate, err := newGate(&cfg.Stream, sc)
 	if err != nil {

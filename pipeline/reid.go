@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/attr"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/event"
@@ -46,10 +47,12 @@ type gallery struct {
 	call  int64         // the frame (reid.calls) of the latest sighting
 }
 
-func newReID(c *config.ReID) *reid {
-	if c == nil {
+// newReID returns the re-identification of a stream's tracker settings; nil when off.
+func newReID(t *config.Tracker) *reid {
+	if t == nil || t.ReID == nil {
 		return nil
 	}
+	c := t.ReID
 	return &reid{
 		thr:    float32(cmp.Or(c.Threshold, config.DefaultReIDThreshold)),
 		maxAge: cmp.Or(time.Duration(c.MaxAge), config.DefaultReIDMaxAge),
@@ -217,5 +220,14 @@ func (re *reid) events(r *sink.Result) {
 			out[k] = float32(float64(v) / math.Sqrt(nn))
 		}
 		e.Embedding = &out
+	}
+}
+
+// objects gives the scene's objects, which carry the tracker's ids, the ids assign chose.
+func (re *reid) objects(objs []analytics.Object) {
+	for k := range objs {
+		if a := re.alias[objs[k].TrackID]; a != nil {
+			objs[k].TrackID = a.id
+		}
 	}
 }

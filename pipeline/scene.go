@@ -47,11 +47,7 @@ func newScene(s *config.Stream) (*scene, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &scene{tracker: t, analyzer: analytics.New(analytics.Options{Stream: s.ID}, set)}
-	if s.Tracker != nil {
-		sc.reid = newReID(s.Tracker.ReID)
-	}
-	return sc, nil
+	return &scene{tracker: t, analyzer: analytics.New(analytics.Options{Stream: s.ID}, set)}, nil
 }
 
 // process tracks r's detections and appends the frame's events to r.Events.
@@ -73,18 +69,14 @@ func (sc *scene) process(r *sink.Result) {
 		if t.Det < 0 || t.Det >= len(r.Detections) {
 			continue
 		}
-		r.Detections[t.Det].TrackID = t.TrackID
+		d := &r.Detections[t.Det]
+		d.TrackID = t.TrackID
+		sc.objs = append(sc.objs, analytics.Object{TrackID: t.TrackID, ClassID: d.ClassID, Label: d.Label, Score: d.Score, Box: d.Box})
 	}
-	if sc.reid != nil {
+	if sc.reid != nil { // appearance ids replace the tracker's (reid.go)
 		sc.reid.begin(r)
 		sc.reid.assign(r)
-	}
-	for _, t := range tracks {
-		if t.Det < 0 || t.Det >= len(r.Detections) {
-			continue
-		}
-		d := &r.Detections[t.Det]
-		sc.objs = append(sc.objs, analytics.Object{TrackID: d.TrackID, ClassID: d.ClassID, Label: d.Label, Score: d.Score, Box: d.Box})
+		sc.reid.objects(sc.objs)
 	}
 	if set := sc.analyzer.Set(); r.Width != sc.checkedW || r.Height != sc.checkedH || set != sc.checkedSet {
 		sc.checkedW, sc.checkedH, sc.checkedSet = r.Width, r.Height, set
