@@ -21,8 +21,6 @@ const (
 	// FamilyYOLOv8 also covers YOLO11, which has the same output layout.
 	FamilyYOLOv8  Family = "yolov8"
 	FamilyNanoDet Family = "nanodet"
-	// FamilyPlate is a licence-plate detector with four corner landmarks (HyperLPR3).
-	FamilyPlate Family = "plate"
 )
 
 // kinds is the family registry, one line per family, each Kind defined in its family's file.
@@ -35,7 +33,6 @@ var kinds = []Kind{
 	yolov5Kind,
 	yolov8Kind,
 	nanoDetKind,
-	plateKind,
 }
 
 // Kind describes a model family: everything vinfer knows about it, in one place. NewDecoder,

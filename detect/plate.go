@@ -7,6 +7,16 @@ import (
 	"github.com/vinfer/vinfer/tensor"
 )
 
+// FamilyPlate is a licence-plate detector with four corner landmarks (HyperLPR3).
+const FamilyPlate Family = "plate"
+
+// init registers the plate family last in the registry (family.go's kinds) and in Families,
+// which package initialisation computed before.
+func init() {
+	kinds = append(kinds, plateKind)
+	Families = familyNames()
+}
+
 // plateKind is HyperLPR3's plate detector (y5fu, a YOLOv5-face variant): boxes with the plate's
 // four corners.
 //

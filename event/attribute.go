@@ -1,6 +1,8 @@
 package event
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/vinfer/vinfer/internal/jsonenc"
@@ -46,4 +48,18 @@ type wireAttribute struct {
 	Text  string  `json:"text"`
 	Score float32 `json:"score"`
 	Reads int     `json:"reads"`
+}
+
+// decodeVoted sets v's attributes and embedding from their JSON form.
+func decodeVoted(v *Event, w *wire) {
+	v.Embedding = w.Embedding
+	if len(w.Attributes) == 0 {
+		return
+	}
+	as := make(Attributes, 0, len(w.Attributes))
+	for _, name := range slices.Sorted(maps.Keys(w.Attributes)) {
+		a := w.Attributes[name]
+		as = append(as, Attribute{Name: name, Text: a.Text, Score: a.Score, Reads: a.Reads})
+	}
+	v.Attributes = &as
 }

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -76,15 +74,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	v := Event{
 		ID: *w.ID, Type: *w.Type, Stream: *w.Stream, Frame: *w.Frame, PTS: seconds(*w.PTS),
 		Time: *w.Time, TrackID: *w.TrackID, ClassID: *w.ClassID, Label: *w.Label,
-		Score: *w.Score, Box: *w.Box, Evidence: decodeEvidence(&w), Embedding: w.Embedding,
-	}
-	if len(w.Attributes) > 0 {
-		as := make(Attributes, 0, len(w.Attributes))
-		for _, name := range slices.Sorted(maps.Keys(w.Attributes)) {
-			a := w.Attributes[name]
-			as = append(as, Attribute{Name: name, Text: a.Text, Score: a.Score, Reads: a.Reads})
-		}
-		v.Attributes = &as
+		Score: *w.Score, Box: *w.Box, Evidence: decodeEvidence(&w),
 	}
 	switch v.Type {
 	case LineCross:
@@ -111,6 +101,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 			v.Dwell = seconds(*w.Dwell)
 		}
 	}
+	decodeVoted(&v, &w)
 	*e = v
 	return nil
 }
