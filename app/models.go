@@ -52,7 +52,8 @@ func (m models) Cascades(name string) []pipeline.Cascade {
 	}
 	var out []pipeline.Cascade
 	for _, c := range d.Cascade {
-		pc := pipeline.Cascade{Model: c.Model, MinScore: c.MinScore, MaxCrops: c.MaxCrops}
+		pc := pipeline.Cascade{Model: c.Model, MinScore: c.MinScore, MaxCrops: c.MaxCrops, Padding: c.Padding, MinSize: c.MinSize,
+			Every: c.Every.Period, Once: c.Every.Once, As: c.As}
 		for _, want := range c.Classes {
 			for id, l := range labels {
 				if l == want {

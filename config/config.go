@@ -85,6 +85,7 @@ func (c *Config) Validate() error {
 			if !models[cc.Model] || cc.Model == m.Name {
 				errs = append(errs, fmt.Errorf("models[%d].cascade[%d]: model %q must be another declared model", i, k, cc.Model))
 			}
+			errs = append(errs, cc.Validate(fmt.Sprintf("models[%d].cascade[%d]", i, k)))
 		}
 	}
 	errs = append(errs, c.Sources.Validate(), c.Output.Validate())
@@ -131,7 +132,15 @@ func (c *Config) CheckStream(s *Stream) error {
 	if m == nil {
 		return fmt.Errorf("model %q %w (have: %s)", s.Model, ErrUnknownModel, strings.Join(c.ModelNames(), ", "))
 	}
-	return s.CheckModel(m)
+	errs := []error{s.CheckModel(m)}
+	if s.OnGPU() { // its cascades run on the same GPU, on crops of its frames
+		for _, cc := range m.Cascade {
+			if cm := c.Model(cc.Model); cm != nil && cm.Provider != ProviderCUDA {
+				errs = append(errs, fmt.Errorf("decoder nvdec: model %q cascades to %q, which needs provider: cuda to crop GPU frames; or use decoder: cpu", m.Name, cm.Name))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Model returns the declared model named name, or nil.

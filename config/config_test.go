@@ -44,7 +44,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad decoder", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, decoder: cuda}]", `decoder "cuda": unknown value (use cpu or nvdec)`},
 		{"nvdec on a cpu model", "models: [{name: m, path: x}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", `model "m" needs provider: cuda (it has cpu, the default)`},
 		{"nvdec on a tensorrt model", "models: [{name: m, path: x, provider: tensorrt}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", `needs provider: cuda (it has tensorrt)`},
-		{"nvdec with a cascade", "models: [{name: m, path: x, provider: cuda, cascade: [{model: n}]}, {name: n, path: y}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", "use decoder: cpu for this stream"},
+		{"nvdec with a cascade on the CPU", "models: [{name: m, path: x, provider: cuda, cascade: [{model: n}]}, {name: n, path: y}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec}]", `cascades to "n", which needs provider: cuda`},
 		{"negative gpu", "models: [{name: m, path: x, provider: cuda}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec, gpu: -1}]", "gpu -1 must be a device ordinal"},
 		{"gpu without nvdec", "models: [{name: m, path: x, provider: cuda}]\nstreams: [{id: a, source: f, model: m, gpu: 0}]", "gpu applies to decoder: nvdec only"},
 		{"gpu not a number", "models: [{name: m, path: x, provider: cuda}]\nstreams: [{id: a, source: f, model: m, decoder: nvdec, gpu: first}]", "gpu"},

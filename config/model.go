@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/vinfer/vinfer/attr"
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/preprocess"
 )
@@ -18,6 +19,10 @@ type Model struct {
 	Path string `yaml:"path" json:"path"`
 	// Family is the output layout (detect.Families); empty: auto-detected.
 	Family detect.Family `yaml:"family,omitempty" json:"family,omitempty"`
+	// Kind is what the output means: detect (default), or ocr, embedding, classify for a
+	// second-stage model run on crops by a cascade (package attr). For ocr, labels is the
+	// recognizer's dictionary; for classify, its labels.
+	Kind attr.Kind `yaml:"kind,omitempty" json:"kind,omitempty"`
 	// Labels is a labels file (one class name per line) or "coco80" for the built-in COCO names.
 	Labels string `yaml:"labels,omitempty" json:"labels,omitempty"`
 	// Input is the model's input size in pixels (needed when the ONNX input is dynamic).
@@ -79,6 +84,18 @@ type Cascade struct {
 	MinScore float32 `yaml:"min_score,omitempty" json:"min_score,omitempty"`
 	// MaxCrops caps crops per frame (default 8).
 	MaxCrops int `yaml:"max_crops,omitempty" json:"max_crops,omitempty"`
+	// Padding widens each crop by this fraction of the box's width and height on every side
+	// (0…1; the crop is clipped to the frame).
+	Padding float32 `yaml:"padding,omitempty" json:"padding,omitempty"`
+	// MinSize is the smallest crop side in pixels (after padding) that is run; smaller boxes
+	// are skipped.
+	MinSize int `yaml:"min_size,omitempty" json:"min_size,omitempty"`
+	// Every is how often one object is cropped: a duration (every: 1s), "once" (once per
+	// object), or empty for every frame.
+	Every Cadence `yaml:"every,omitempty" json:"every,omitempty"`
+	// As names the attribute each track votes over its reads, for ocr and classify models
+	// (e.g. plate): the detections of the track carry it ("plate":{"text","score","reads"}).
+	As string `yaml:"as,omitempty" json:"as,omitempty"`
 }
 
 // Size is a width and height in pixels.

@@ -127,8 +127,8 @@ func (s *Stream) Validate() error {
 }
 
 // CheckModel checks that model m can serve stream s: a stream decoded on a GPU keeps its frames
-// in device memory, so its model must run on ONNX Runtime's CUDA provider and have no cascade
-// (cascades crop host frames).
+// in device memory, so its model must run on ONNX Runtime's CUDA provider (its cascades' models
+// too: Config.CheckStream).
 func (s *Stream) CheckModel(m *Model) error {
 	if !s.OnGPU() {
 		return nil
@@ -140,9 +140,6 @@ func (s *Stream) CheckModel(m *Model) error {
 			prov = "cpu, the default"
 		}
 		errs = append(errs, fmt.Errorf("decoder nvdec keeps frames in GPU memory, so model %q needs provider: cuda (it has %s); or use decoder: cpu", m.Name, prov))
-	}
-	if len(m.Cascade) > 0 {
-		errs = append(errs, fmt.Errorf("model %q has a cascade, which crops frames in host memory: use decoder: cpu for this stream", m.Name))
 	}
 	return errors.Join(errs...)
 }

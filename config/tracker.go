@@ -27,6 +27,9 @@ type Tracker struct {
 	TrackBuffer Duration `yaml:"track_buffer,omitempty" json:"track_buffer,omitempty"`
 	// FrameRate is the nominal rate whose period is the motion model's time step.
 	FrameRate float64 `yaml:"frame_rate,omitempty" json:"frame_rate,omitempty"`
+	// ReID re-associates objects by appearance after the motion model lost them (embeddings
+	// from a cascade of kind embedding); nil: off.
+	ReID *ReID `yaml:"reid,omitempty" json:"reid,omitempty"`
 }
 
 // trackerFields has Tracker's fields without its methods (for decoding).
@@ -102,6 +105,7 @@ func (t *Tracker) Validate() error {
 	if t.FrameRate < 0 || math.IsInf(t.FrameRate, 0) || math.IsNaN(t.FrameRate) {
 		errs = append(errs, errors.New("tracker.frame_rate must be a number ≥ 0"))
 	}
+	errs = append(errs, t.ReID.Validate())
 	return errors.Join(errs...)
 }
 

@@ -94,6 +94,12 @@ func (d *base) finish(dst []Detection, start int, tr preprocess.Transform) []Det
 			if !(k.Box[2] > k.Box[0] && k.Box[3] > k.Box[1]) {
 				continue
 			}
+			if k.HasCorners() {
+				for i, c := range k.Corners {
+					b := tr.ToSource([4]float32{c[0], c[1], c[0], c[1]})
+					k.Corners[i] = [2]float32{b[0], b[1]}
+				}
+			}
 		}
 		k.Label = d.labels[k.ClassID]
 		dst[n] = k

@@ -18,7 +18,13 @@ type Detection struct {
 	// TrackID identifies the object across the frames of its stream (package track), from 1;
 	// 0 when the stream has no tracker or the object is not tracked yet.
 	TrackID int64 `json:"track_id,omitempty"`
+	// Corners are the object's four corner landmarks in source-frame pixels, clockwise from
+	// the top left, for families that give them (plate); all zero otherwise.
+	Corners [4][2]float32 `json:"-"`
 }
+
+// HasCorners reports whether d carries corner landmarks.
+func (d *Detection) HasCorners() bool { return d.Corners != [4][2]float32{} }
 
 // AppendJSON appends d as a JSON object to b and returns it, without allocating once b has room:
 // {"class_id":16,"label":"dog","score":0.8551,"box":[132.2,206.1,325.3,543.0]}. The score has 4

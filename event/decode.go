@@ -34,6 +34,9 @@ type wire struct {
 	HasSnapshot *bool   `json:"has_snapshot"`
 	ClipURL     *string `json:"clip_url"`
 	SnapshotURL *string `json:"snapshot_url"`
+
+	Attributes map[string]wireAttribute `json:"attributes"`
+	Embedding  *Embedding               `json:"embedding"`
 }
 
 // UnmarshalJSON decodes what AppendJSON encodes. Every field of the schema that the event's type
@@ -99,6 +102,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 			v.Dwell = seconds(*w.Dwell)
 		}
 	}
+	decodeVoted(&v, &w)
 	*e = v
 	return nil
 }

@@ -44,6 +44,11 @@ type Event struct {
 	// Evidence, set by the evidence recorder before the sinks encode the event, adds has_clip,
 	// has_snapshot and the clip's and snapshot's URLs; nil (no evidence section): none.
 	Evidence *Evidence
+	// Attributes are the track's voted attributes (a cascade's as, e.g. plate); nil: none. A
+	// pointer keeps Event comparable.
+	Attributes *Attributes
+	// Embedding is the track's appearance (track.end, opt-in); nil: none.
+	Embedding *Embedding
 }
 
 // timeLayout is RFC 3339 with exactly three fractional digits.
@@ -101,6 +106,8 @@ func (e *Event) AppendJSON(b []byte) []byte {
 			b = appendSeconds(b, e.Dwell)
 		}
 	}
+	b = e.appendAttributes(b)
+	b = e.appendEmbedding(b)
 	b = e.appendEvidence(b)
 	return append(b, '}')
 }

@@ -103,6 +103,9 @@ type Config struct {
 	// MaxBatch is the largest batch Run takes for a model with a dynamic batch dimension
 	// (default 1). For a fixed-batch model it is forced to the model's batch.
 	MaxBatch int
+	// InputWidth and InputHeight give the input's size in pixels where the model leaves it
+	// dynamic (e.g. a text recognizer's [N,3,32,W]); ignored for fixed dimensions.
+	InputWidth, InputHeight int
 }
 
 // Session is one loaded model ready to run batches of images: input [N,C,H,W] float32 (C is 3
@@ -127,6 +130,7 @@ type Session struct {
 	modelBatch int64 // input dim 0: > 0 fixed, -1 dynamic
 	maxBatch   int
 	c, h, w    int
+	nhwc       bool // the input is [N,H,W,C] (channels last)
 	cpu        *ort.MemoryInfo
 	inNames    *ort.Names
 	outNames   *ort.Names
@@ -218,7 +222,7 @@ func Open(cfg Config) (*Session, error) {
 	}
 	sigstack.Fix() // the provider's libraries, loaded with the session, may install signal handlers
 	s := &Session{name: name, sess: sess}
-	if err := s.init(cfg.MaxBatch); err != nil {
+	if err := s.init(cfg.MaxBatch, cfg.InputWidth, cfg.InputHeight); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -252,7 +256,7 @@ func configure(o *ort.SessionOptions, cfg *Config) error {
 	return errors.Join(errs...)
 }
 
-func (s *Session) init(maxBatch int) error {
+func (s *Session) init(maxBatch, inW, inH int) error {
 	if len(s.sess.Inputs) != 1 {
 		return fmt.Errorf("infer: %s has %d inputs; vinfer serves single-input image models", s.name, len(s.sess.Inputs))
 	}
@@ -262,15 +266,31 @@ func (s *Session) init(maxBatch int) error {
 			s.name, in.Name, ort.TypeName(in.Type))
 	}
 	s.half = in.Type == ort.Float16
-	if len(in.Shape) != 4 || in.Shape[1] <= 0 || in.Shape[2] <= 0 || in.Shape[3] <= 0 || in.Shape[0] == 0 {
-		return fmt.Errorf("infer: %s: input %q has shape %v; want [N,C,H,W] with fixed C, H, W (export with a fixed input size)",
+	if len(in.Shape) != 4 || in.Shape[0] == 0 {
+		return fmt.Errorf("infer: %s: input %q has shape %v; want [N,C,H,W] or [N,H,W,C]", s.name, in.Name, in.Shape)
+	}
+	// Channels last when the last dimension is 3 colours and the second is not a channel count
+	// (person-reidentification-retail-0288's [1,256,128,3]).
+	ci, hi, wi := 1, 2, 3
+	if in.Shape[3] == 3 && in.Shape[1] != 3 && in.Shape[1] != 1 {
+		ci, hi, wi, s.nhwc = 3, 1, 2, true
+	}
+	c, h, w := in.Shape[ci], in.Shape[hi], in.Shape[wi]
+	if h < 0 && inH > 0 {
+		h = int64(inH)
+	}
+	if w < 0 && inW > 0 {
+		w = int64(inW)
+	}
+	if c <= 0 || h <= 0 || w <= 0 {
+		return fmt.Errorf("infer: %s: input %q has shape %v; want [N,C,H,W] or [N,H,W,C] with fixed C, H, W (export with a fixed input size, or set the model's input size)",
 			s.name, in.Name, in.Shape)
 	}
 	s.inputs = []tensor.Info{{Name: in.Name, Shape: in.Shape, Type: "float32"}}
 	if s.half {
 		s.inputs[0].Type = "float16"
 	}
-	s.modelBatch, s.c, s.h, s.w = in.Shape[0], int(in.Shape[1]), int(in.Shape[2]), int(in.Shape[3])
+	s.modelBatch, s.c, s.h, s.w = in.Shape[0], int(c), int(h), int(w)
 	s.maxBatch = max(maxBatch, 1)
 	if s.modelBatch > 0 {
 		s.maxBatch = int(s.modelBatch)
@@ -350,6 +370,10 @@ func (s *Session) Inputs() []tensor.Info { return s.inputs }
 
 // Outputs describes the model outputs as the model declares them (dynamic dims -1).
 func (s *Session) Outputs() []tensor.Info { return s.outputs }
+
+// NHWC reports an input laid out [N,H,W,C] (channels last): Input's slots hold H·W pixels of C
+// interleaved values each.
+func (s *Session) NHWC() bool { return s.nhwc }
 
 // InputSize returns the input's width and height in pixels.
 func (s *Session) InputSize() (w, h int) { return s.w, s.h }
@@ -474,6 +498,9 @@ func (s *Session) prepare(set, batch int) (*batchRun, error) {
 		return nil, fmt.Errorf("infer: %s: buffers for batch %d: %w", s.name, batch, err)
 	}
 	shape := []int64{int64(batch), int64(s.c), int64(s.h), int64(s.w)}
+	if s.nhwc {
+		shape = []int64{int64(batch), int64(s.h), int64(s.w), int64(s.c)}
+	}
 	var err error
 	if r.in, err = ort.NewTensor(s.cpu, unsafe.Pointer(&s.in[set][0]), 4*batch*s.c*s.h*s.w, ort.Float32, shape); err != nil {
 		return fail(err)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vinfer/vinfer/attr"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/detect"
@@ -32,8 +33,12 @@ type Model struct {
 	Name   string
 	Path   string
 	Family detect.Family
-	Pre    preprocess.Spec
-	Post   detect.Params
+	// Kind is the output's meaning: detections (KindDetect, Family set) or an attribute.
+	Kind attr.Kind
+	// NHWC marks a channels-last input [N,H,W,C]: callers interleave the channels.
+	NHWC bool
+	Pre  preprocess.Spec
+	Post detect.Params
 	// SHA256 is the hex SHA-256 of the .onnx file loaded.
 	SHA256 string
 	// Batch describes the batch dimension served: "1" (fixed), BatchDynamic, or
@@ -113,6 +118,9 @@ func (l *Loader) load(c config.Model, dev *onDevice) (*Model, error) {
 	}
 	cfg := infer.Config{Path: c.Path, IntraOpThreads: threads, Provider: c.Provider.String(), MaxBatch: c.MaxBatch,
 		ConfigEntries: entries, ProviderOptions: c.ProviderOptions}
+	if c.Input != nil {
+		cfg.InputWidth, cfg.InputHeight = c.Input.Width, c.Input.Height
+	}
 	cacheDir := l.CacheDir
 	if dev != nil {
 		// The stream handle is part of the provider options, so a cached graph would never be
@@ -180,6 +188,12 @@ func (m *Model) configure(c config.Model) error {
 	}
 	if w == 0 || h == 0 {
 		return fmt.Errorf("the model's input size is dynamic: set input: {width: W, height: H}")
+	}
+	if c.Kind != attr.KindDetect {
+		if c.Family != "" {
+			return fmt.Errorf("family %s is for detectors; a %s model has none", c.Family, c.Kind)
+		}
+		return m.configureAttr(c, w, h)
 	}
 	var fam detect.Family
 	var err error
@@ -305,6 +319,9 @@ func (m *Model) RunSet(set, batch int) ([]tensor.Tensor, error) { return m.sess.
 
 // NewDecoder returns a post-processor (one per worker).
 func (m *Model) NewDecoder() (detect.Decoder, error) {
+	if m.Kind != attr.KindDetect {
+		return nil, nil
+	}
 	return detect.NewDecoder(m.Family, m.sess.Outputs(), m.Post)
 }
 

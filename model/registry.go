@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/vinfer/vinfer/attr"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/gpuexec"
@@ -185,7 +187,7 @@ func (r *Registry) get(name string, device int) (*Entry, error) {
 			where = fmt.Sprintf(" on cuda:%d", device)
 		}
 		r.logf("model %s: loaded %s%s (%s, %dx%d, batch: %s, batch ≤ %d, precision %s, sha256 %.12s, optimized-model cache %s) in %v, warm-up %v",
-			name, decl.Path, where, m.Family, m.Pre.Width, m.Pre.Height, m.Batch, m.MaxBatch(), m.Precision, m.SHA256, m.Cache,
+			name, decl.Path, where, cmp.Or(string(m.Family), m.Kind.String()), m.Pre.Width, m.Pre.Height, m.Batch, m.MaxBatch(), m.Precision, m.SHA256, m.Cache,
 			m.LoadTime.Round(time.Millisecond), m.WarmUpTime.Round(time.Millisecond))
 		return e, nil
 	})
@@ -262,7 +264,12 @@ func (r *Registry) loadVersion(decl config.Model, device int) (*Version, error) 
 		}
 	}
 	m.WarmUpTime = time.Since(t0)
-	v := &Version{m: m, dec: dec, reg: r}
+	ad, err := m.NewAttr()
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	v := &Version{m: m, dec: dec, attr: ad, reg: r}
 	v.refs.Store(1)
 	r.live.Add(1)
 	return v, nil
@@ -308,6 +315,7 @@ type Entry struct {
 type Version struct {
 	m     *Model
 	dec   detect.Decoder
+	attr  attr.Decoder    // attribute kinds only (dec nil)
 	gpu   *gpuexec.Engine // GPU versions (Registry.GetDevice) only
 	reg   *Registry
 	refs  atomic.Int64 // 1 while current + 1 per Acquire
@@ -434,6 +442,13 @@ func (v *Version) RunSet(set, batch int) ([]tensor.Tensor, error) { return v.m.R
 
 // Decoder is the version's post-processor (used by the model's single inference worker).
 func (v *Version) Decoder() detect.Decoder { return v.dec }
+
+// Attr is the attribute decoder of a model of an attribute kind (ocr, embedding, classify);
+// nil for a detector, whose Decoder decodes.
+func (v *Version) Attr() attr.Decoder { return v.attr }
+
+// NHWC reports a channels-last input: Input's slots hold interleaved channels.
+func (v *Version) NHWC() bool { return v.m.NHWC }
 
 // Release unpins the version; the last release of a retired version frees its session.
 func (v *Version) Release() { v.release() }

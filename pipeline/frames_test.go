@@ -46,6 +46,7 @@ type frameEngine struct {
 	busy     []atomic.Int32      // by lane: goroutines inside the lane (must stay ≤ 1)
 	inFlight atomic.Int32        // batches submitted, not waited for
 	maxIn    atomic.Int32        // most batches in flight at once
+	views    bool                // takes crop views (a cascade's), which are not reference counted
 }
 
 func newFrameEngine(e *model.Entry, lanes, inflight int) (*frameEngine, error) {
@@ -109,7 +110,7 @@ func (r frameRunner) Submit(lane, slot int, frames []*frame.Frame, tr []preproce
 	}
 	slotLen := len(in) / n
 	for b, fr := range frames {
-		if fr.Refs() < 1 {
+		if fr.Refs() < 1 && !r.f.views {
 			panic("frame released before Submit")
 		}
 		if tr[b], err = r.f.pre.Run(fr, in[b*slotLen:(b+1)*slotLen]); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/preprocess"
+	"github.com/vinfer/vinfer/sink"
 )
 
 // laneWorker is inference worker lane of a model's GPU frames (FrameRunner): it collects a
@@ -24,6 +25,8 @@ type laneWorker struct {
 	// the batch's frames and transforms, reused
 	frames []*frame.Frame
 	tr     []preprocess.Transform
+	// results of the slot being finished, for the device cascades
+	results []*sink.Result
 }
 
 // laneSlot is one batch in flight.
@@ -155,15 +158,22 @@ func (w *laneWorker) finish(k int) {
 	} else {
 		dec := r.LaneDecoder(w.lane)
 		n := len(s.batch)
+		w.results = w.results[:0]
+		for b := range s.batch {
+			w.results = append(w.results, m.result(dec, outs, b, &s.batch[b], n, s.t0, now))
+		}
+		if len(m.devCascades) > 0 {
+			w.runCascades(s.batch)
+		}
 		for b := range s.batch {
 			it := &s.batch[b]
-			res := m.result(dec, outs, b, it, n, s.t0, now)
 			it.frame.Release()
 			it.frame = nil
 			it.st.stats.Inferred.Add(1)
-			m.p.results <- resultMsg{r: res, st: it.st, seq: it.seq}
+			m.p.results <- resultMsg{r: w.results[b], st: it.st, seq: it.seq}
 			it.st.done1()
 		}
+		clear(w.results)
 	}
 	r.Release()
 	clear(s.batch)
@@ -175,4 +185,18 @@ func (w *laneWorker) finishAll() {
 	for k := range w.slots {
 		w.finish(k)
 	}
+}
+
+// runCascades runs the model's device cascades on a finished batch, its frames still held.
+func (w *laneWorker) runCascades(batch []item) {
+	frames := w.frames[:len(batch)]
+	for b := range batch {
+		frames[b] = batch[b].frame
+	}
+	for _, c := range w.m.devCascades {
+		if err := c.run(frames, w.results); err != nil {
+			w.m.p.log("cascade %s → %s: %v", w.m.eng.Name(), c.Model, err)
+		}
+	}
+	clear(frames)
 }

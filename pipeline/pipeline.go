@@ -77,7 +77,9 @@ type Pipeline struct {
 	streams map[string]*stream
 	order   []string
 	models  map[modelKey]*modelRunner
-	wg      sync.WaitGroup
+	// devLocks serialize the device cascades running a secondary model on a GPU (its lane 0).
+	devLocks map[modelKey]*sync.Mutex
+	wg       sync.WaitGroup
 
 	results chan resultMsg
 	free    chan *sink.Result
@@ -140,6 +142,9 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	} else if err := p.loadEngines(cfg.Model, 0); err != nil {
 		return err
 	}
+	if err := p.checkDetector(cfg.Model, key.device); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ctx == nil || p.ctx.Err() != nil {
@@ -170,6 +175,7 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	}
 	if sc != nil {
 		sc.warn = p.log
+		sc.reid = newReID(cfg.Tracker) // appearance re-identification (reid.go)
 	}
 	gate, err := newGate(&cfg.Stream, sc)
 	if err != nil {
@@ -245,13 +251,17 @@ func (p *Pipeline) loadEngines(name string, depth int) error {
 	return nil
 }
 
-// loadDeviceEngine loads a model for the frames of GPU device.
+// loadDeviceEngine loads a model for the frames of GPU device, and its cascades' models there.
 func (p *Pipeline) loadDeviceEngine(name string, device int) error {
-	if len(p.opts.Models.Cascades(name)) > 0 {
-		return fmt.Errorf("model %s has cascades, which crop frames in host memory: decode this stream on the CPU", name)
+	if _, err := p.opts.Models.Engine(name, device); err != nil {
+		return err
 	}
-	_, err := p.opts.Models.Engine(name, device)
-	return err
+	for _, c := range p.opts.Models.Cascades(name) {
+		if _, err := p.opts.Models.Engine(c.Model, device); err != nil {
+			return fmt.Errorf("model %s: cascade: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // modelKey identifies a model's scheduler and worker: one per model for host frames
@@ -291,8 +301,24 @@ func (p *Pipeline) modelLocked(key modelKey) (*modelRunner, error) {
 	if key.device >= 0 && !frames {
 		return nil, fmt.Errorf("pipeline: model %s for GPU frames: its runner does not take frames (FrameRunner)", key)
 	}
+	if _, ok := p.devLocks[key]; ok {
+		return nil, fmt.Errorf("model %s: %w", key, ErrCascadeShared)
+	}
+	var devCascades []*devCascade
+	if key.device >= 0 {
+		for _, c := range p.opts.Models.Cascades(name) {
+			if c.Model == name {
+				return nil, fmt.Errorf("model %s: a cascade cannot run the model on its own detections", name)
+			}
+			dc, err := p.newDevCascade(c, key.device)
+			if err != nil {
+				return nil, fmt.Errorf("model %s: cascade: %w", name, err)
+			}
+			devCascades = append(devCascades, dc)
+		}
+	}
 	m := &modelRunner{eng: eng, sched: newScheduler(maxBatch, p.opts.Models.MaxDelay(name)), spec: spec,
-		slotLen: 3 * spec.Width * spec.Height, p: p, done: make(chan struct{})}
+		slotLen: 3 * spec.Width * spec.Height, p: p, done: make(chan struct{}), devCascades: devCascades}
 	p.models[key] = m
 	if key.device >= 0 {
 		m.startLanes(p.workerCtx, max(1, lanes), inflight)
@@ -311,6 +337,13 @@ func (p *Pipeline) modelLocked(key modelKey) (*modelRunner, error) {
 			cr, err := newCascadeRunner(c, sec)
 			if err != nil {
 				return nil, err
+			}
+			for _, nc := range sec.cascades {
+				ncr, err := newCascadeRunner(nc.Cascade, nc.m)
+				if err != nil {
+					return nil, err
+				}
+				cr.nested = append(cr.nested, ncr)
 			}
 			m.cascades = append(m.cascades, cr)
 		}

@@ -31,6 +31,8 @@ type scene struct {
 	checkedW, checkedH int
 	checkedSet         *analytics.Set
 	warn               func(format string, args ...any)
+	votes              votes // cascades' reads voted per track (plate)
+	reid               *reid // appearance re-identification (tracker.reid); nil: off
 }
 
 // newScene builds a stream's scene; nil when the stream does not track (tracker: none).
@@ -90,6 +92,11 @@ func (sc *scene) process(r *sink.Result) {
 		_, group := sc.rules.Group(d.Label)
 		sc.objs = append(sc.objs, analytics.Object{TrackID: t.TrackID, ClassID: d.ClassID, Label: d.Label, Group: group, Score: d.Score, Box: d.Box})
 	}
+	if sc.reid != nil { // appearance ids replace the tracker's (reid.go)
+		sc.reid.begin(r)
+		sc.reid.assign(r)
+		sc.reid.objects(sc.objs)
+	}
 	if set := sc.analyzer.Set(); r.Width != sc.checkedW || r.Height != sc.checkedH || set != sc.checkedSet {
 		sc.checkedW, sc.checkedH, sc.checkedSet = r.Width, r.Height, set
 		c := set.Config()
@@ -99,8 +106,13 @@ func (sc *scene) process(r *sink.Result) {
 	}
 	sc.frame = analytics.Frame{Index: r.Frame, PTS: r.PTS, Time: r.Wallclock, Width: r.Width, Height: r.Height, Objects: sc.objs}
 	r.Events = sc.analyzer.Process(r.Events[:0], &sc.frame)
+	sc.votes.process(r)
+	if sc.reid != nil {
+		sc.reid.events(r)
+	}
 	sc.last = *r
 	sc.last.Detections, sc.last.Events, sc.last.Secondary, sc.last.SecondaryParent, sc.last.SecondaryModel = nil, nil, nil, nil, nil
+	sc.last.Attrs, sc.last.AttrParent, sc.last.Voted = nil, nil, nil
 }
 
 // end fills r as the stream's closing result (End): the last frame's identity, no detections,
@@ -111,5 +123,9 @@ func (sc *scene) end(r *sink.Result) {
 	r.Detections = dets
 	r.ResetSecondary()
 	r.Events = sc.analyzer.Flush(evs)
+	sc.votes.process(r)
+	if sc.reid != nil {
+		sc.reid.events(r)
+	}
 	r.End = true
 }

@@ -26,10 +26,12 @@ type modelRunner struct {
 	// that use this model as their secondary.
 	session  sync.Mutex
 	cascades []*cascadeRunner
-	results  []*sink.Result
-	frames   map[*sink.Result]*frame.Frame
-	p        *Pipeline
-	done     chan struct{} // closed when every worker of the model has ended
+	// devCascades are the cascades of a model of GPU frames (devcascade.go).
+	devCascades []*devCascade
+	results     []*sink.Result
+	frames      map[*sink.Result]*frame.Frame
+	p           *Pipeline
+	done        chan struct{} // closed when every worker of the model has ended
 
 	batches    atomic.Int64
 	batchItems atomic.Int64

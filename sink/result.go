@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vinfer/vinfer/attr"
 	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/event"
 )
@@ -33,6 +34,12 @@ type Result struct {
 	Secondary       []detect.Detection
 	SecondaryParent []int
 	SecondaryModel  []string
+	// Attrs are cascade models' attributes of Detections (ocr reads, embeddings, classes;
+	// package attr), AttrParent[i] the index in Detections of Attrs[i]'s detection; Voted are
+	// the attributes voted over each tracked detection's reads so far (the plate of a vehicle).
+	Attrs      []attr.Value
+	AttrParent []int
+	Voted      []Voted
 	// Latency is the time from the frame leaving the decoder to the result being ready.
 	Latency time.Duration
 	// QueueWait is the part of Latency the preprocessed frame waited for its batch.
@@ -65,6 +72,7 @@ func (r *Result) AttachSecondary(parent int, model string) {
 // ResetSecondary empties the cascade results (keeping capacity).
 func (r *Result) ResetSecondary() {
 	r.Secondary, r.SecondaryParent, r.SecondaryModel = r.Secondary[:0], r.SecondaryParent[:0], r.SecondaryModel[:0]
+	r.Attrs, r.AttrParent, r.Voted = r.Attrs[:0], r.AttrParent[:0], r.Voted[:0]
 }
 
 // Sink consumes results. Write is called from one goroutine per pipeline, in per-stream order.
@@ -153,6 +161,7 @@ func AppendJSON(b []byte, r *Result) []byte {
 		if !first {
 			b = append(b, ']')
 		}
+		b = r.appendAttrs(b, i)
 		b = append(b, '}')
 	}
 	b = append(b, ']')
