@@ -61,37 +61,39 @@ type access struct {
 // or method missing here needs admin and no stream limit (fail closed); TestRouteScopes fails
 // when a registered route is missing, or serves a method that is.
 var routeAccess = map[string]map[string]access{
-	"/api":                            {"*": {ScopeViewer, open}}, // read-only whatever the method
-	"/api/":                           {"*": {ScopeViewer, open}}, // the 404 answer
-	"/api/streams":                    {"GET": {ScopeViewer, listed}, "POST": {ScopeOperator, bodyID}},
-	"/api/streams/{id}":               {"GET": {ScopeViewer, pathID}, "DELETE": {ScopeOperator, pathID}},
-	"/api/streams/{id}/snapshot.jpg":  {"GET": {ScopeViewer, pathID}},
-	"/api/streams/{id}/scene":         {"GET": {ScopeViewer, pathID}, "PUT": {ScopeOperator, pathID}},
-	"/api/streams/{id}/wake":          {"POST": {ScopeOperator, pathID}},
-	"/api/cluster":                    {"GET": {ScopeAdmin, notPerStream}},
-	"/api/models":                     {"GET": {ScopeViewer, notPerStream}},
-	"/api/models/{name}":              {"GET": {ScopeViewer, notPerStream}},
-	"/api/models/{name}/reload":       {"POST": {ScopeAdmin, notPerStream}},
-	"/api/gb28181/devices":            {"GET": {ScopeViewer, notPerStream}},
-	"/api/sinks":                      {"GET": {ScopeViewer, notPerStream}}, // the sinks' state
-	"/api/events":                     {"GET": {ScopeViewer, queryStream}},
-	"/api/ws":                         {"GET": {ScopeViewer, queryStream}},
-	"/api/evidence":                   {"GET": {ScopeViewer, queryStream}},
-	"/api/evidence/{id}":              {"GET": {ScopeViewer, notPerStream}},
-	"/api/evidence/{id}/clip.mp4":     {"GET": {ScopeViewer, notPerStream}},
-	"/api/evidence/{id}/snapshot.jpg": {"GET": {ScopeViewer, notPerStream}},
-	"/api/evidence/{id}/frame.jpg":    {"GET": {ScopeViewer, notPerStream}},
-	"/api/events/{id}":                {"GET": {ScopeViewer, notPerStream}},
-	"/api/events/{id}/clip.mp4":       {"GET": {ScopeViewer, notPerStream}},
-	"/api/events/{id}/snapshot.jpg":   {"GET": {ScopeViewer, notPerStream}},
-	"/api/events/{id}/frame.jpg":      {"GET": {ScopeViewer, notPerStream}},
-	"/metrics":                        {"*": {ScopeViewer, notPerStream}}, // read-only whatever the method
-	"/debug/pprof/":                   {"*": {ScopeAdmin, notPerStream}},
-	"/debug/pprof/cmdline":            {"*": {ScopeAdmin, notPerStream}},
-	"/debug/pprof/profile":            {"*": {ScopeAdmin, notPerStream}},
-	"/debug/pprof/symbol":             {"*": {ScopeAdmin, notPerStream}},
-	"/debug/pprof/trace":              {"*": {ScopeAdmin, notPerStream}},
-	"/debug/vars":                     {"*": {ScopeAdmin, notPerStream}},
+	"/api":                             {"*": {ScopeViewer, open}}, // read-only whatever the method
+	"/api/":                            {"*": {ScopeViewer, open}}, // the 404 answer
+	"/api/streams":                     {"GET": {ScopeViewer, listed}, "POST": {ScopeOperator, bodyID}},
+	"/api/streams/{id}":                {"GET": {ScopeViewer, pathID}, "DELETE": {ScopeOperator, pathID}},
+	"/api/streams/{id}/snapshot.jpg":   {"GET": {ScopeViewer, pathID}},
+	"/api/streams/{id}/scene":          {"GET": {ScopeViewer, pathID}, "PUT": {ScopeOperator, pathID}},
+	"/api/streams/{id}/wake":           {"POST": {ScopeOperator, pathID}},
+	"/api/streams/{id}/whep":           {"POST": {ScopeViewer, pathID}}, // api/live.go
+	"/api/streams/{id}/whep/{session}": {"DELETE": {ScopeViewer, pathID}},
+	"/api/cluster":                     {"GET": {ScopeAdmin, notPerStream}},
+	"/api/models":                      {"GET": {ScopeViewer, notPerStream}},
+	"/api/models/{name}":               {"GET": {ScopeViewer, notPerStream}},
+	"/api/models/{name}/reload":        {"POST": {ScopeAdmin, notPerStream}},
+	"/api/gb28181/devices":             {"GET": {ScopeViewer, notPerStream}},
+	"/api/sinks":                       {"GET": {ScopeViewer, notPerStream}}, // the sinks' state
+	"/api/events":                      {"GET": {ScopeViewer, queryStream}},
+	"/api/ws":                          {"GET": {ScopeViewer, queryStream}},
+	"/api/evidence":                    {"GET": {ScopeViewer, queryStream}},
+	"/api/evidence/{id}":               {"GET": {ScopeViewer, notPerStream}},
+	"/api/evidence/{id}/clip.mp4":      {"GET": {ScopeViewer, notPerStream}},
+	"/api/evidence/{id}/snapshot.jpg":  {"GET": {ScopeViewer, notPerStream}},
+	"/api/evidence/{id}/frame.jpg":     {"GET": {ScopeViewer, notPerStream}},
+	"/api/events/{id}":                 {"GET": {ScopeViewer, notPerStream}},
+	"/api/events/{id}/clip.mp4":        {"GET": {ScopeViewer, notPerStream}},
+	"/api/events/{id}/snapshot.jpg":    {"GET": {ScopeViewer, notPerStream}},
+	"/api/events/{id}/frame.jpg":       {"GET": {ScopeViewer, notPerStream}},
+	"/metrics":                         {"*": {ScopeViewer, notPerStream}}, // read-only whatever the method
+	"/debug/pprof/":                    {"*": {ScopeAdmin, notPerStream}},
+	"/debug/pprof/cmdline":             {"*": {ScopeAdmin, notPerStream}},
+	"/debug/pprof/profile":             {"*": {ScopeAdmin, notPerStream}},
+	"/debug/pprof/symbol":              {"*": {ScopeAdmin, notPerStream}},
+	"/debug/pprof/trace":               {"*": {ScopeAdmin, notPerStream}},
+	"/debug/vars":                      {"*": {ScopeAdmin, notPerStream}},
 }
 
 // accessOf returns what a request to pattern with method needs (HEAD as GET); declared is

@@ -114,6 +114,9 @@ type Server struct {
 	// POST and DELETE /api/streams go through its registry, and per-stream calls for streams
 	// another node runs are forwarded there (api/cluster.go).
 	Cluster defs.Cluster
+	// Live answers WebRTC offers for the streams' live video (api/live.go); nil: those routes
+	// answer 404.
+	Live defs.Live
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -266,6 +269,7 @@ func (s *Server) routes() http.Handler {
 	api("/api/events", methods{"GET": s.recordedOr(s.clustered(s.sse))}.serve) // api/evidence.go
 	api("/api/ws", methods{"GET": s.clustered(s.websocket)}.serve)
 	s.evidenceRoutes(mux, api)
+	s.liveRoutes(api)
 	authed("/metrics", s.Metrics.Handler())
 	debugRoutes(authed)
 	mux.Handle("/", webHandler())

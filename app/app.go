@@ -44,6 +44,7 @@ type App struct {
 
 	evidence *evidence.Recorder // nil without an evidence section (app/evidence.go)
 	gb       *gbPlatform        // the GB28181 platform (gb28181.go), nil without a gb28181: section
+	live     *liveView          // the live view (live.go)
 
 	failed      failedStreams // configured streams that could not start (retry.go)
 	overload    *overload     // degraded streams (overload.go)
@@ -102,6 +103,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	if a.evidence != nil { // closed with the sinks, after the last result
 		a.sinks = append([]sink.Sink{a.evidence}, a.sinks...)
+	}
+	if err := a.openLive(); err != nil {
+		a.closeSinks()
+		return nil, err
 	}
 	if err := a.startGB28181(); err != nil {
 		a.closeSinks()
@@ -190,6 +195,7 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 	if a.evidence != nil {
 		sc.AUObserver = a.evidence.Ring(s.ID)
 	}
+	sc.AUObserver = a.liveObserver(s.ID, sc.AUObserver)
 	if s.OnGPU() {
 		if err := a.gpuStream(&sc, func() bool { return src.Info().PTSInDecodeOrder }); err != nil {
 			return err
@@ -258,6 +264,7 @@ func (a *App) RemoveStream(id string) error {
 		return err
 	}
 	a.limits.drop(id)
+	a.live.hub.Remove(id)
 	a.returnMemory(torn) // app/release.go
 	return nil
 }
@@ -292,6 +299,7 @@ func (a *App) StopWithin(drain time.Duration) error {
 	a.failed.stop()
 	a.overloadEnd()
 	err := a.Pipeline.StopWithin(drain)
+	a.live.srv.Close()
 	a.stopGB28181()
 	if cerr := a.closeSinks(); err == nil {
 		err = cerr
