@@ -1,0 +1,135 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/vinfer/vinfer/internal/testutil"
+)
+
+// sseResults follows the stream's results over Server-Sent Events, from outside like any
+// client, keyed by their PTS on the 90 kHz clock: what each frame's overlay must show.
+type sseResults struct {
+	mu   sync.Mutex
+	byTS map[int64][][4]float64
+}
+
+func followResults(t *testing.T, e *env, stream string) *sseResults {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", e.url+"/api/events?stream="+stream, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sseResults{byTS: map[int64][][4]float64{}}
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var r struct {
+				PTS        *float64 `json:"pts"`
+				Detections []struct {
+					Box [4]float64 `json:"box"`
+				} `json:"detections"`
+			}
+			if json.Unmarshal([]byte(line), &r) != nil || r.PTS == nil {
+				continue
+			}
+			boxes := [][4]float64{}
+			for _, d := range r.Detections {
+				boxes = append(boxes, d.Box)
+			}
+			s.mu.Lock()
+			s.byTS[int64(math.Round(*r.PTS*90000))] = boxes
+			s.mu.Unlock()
+		}
+	}()
+	return s
+}
+
+// shownFrame is one frame the page presented, as it logs it (window.vinferLive.frames).
+type shownFrame struct {
+	TS       int64        `json:"ts"`
+	ResultTS *int64       `json:"resultTs"`
+	Boxes    [][4]float64 `json:"boxes"`
+	ShownAt  float64      `json:"shownAt"`
+}
+
+// TestLiveVideoPage: the live page plays the stream's own video over WebRTC in headless
+// Chromium and draws, over each frame shown, the boxes of that frame's own result (matched by
+// PTS, not the latest result): a frame with boxes, picked among those shown, has exactly the
+// boxes the result of its PTS has over SSE. The clip has B-frames. Before: no live page.
+func TestLiveVideoPage(t *testing.T) {
+	ctx := browser(t, 3*time.Minute)
+	e := startLive(t, "", 4)
+	addRoom(e, "room")
+	results := followResults(t, e, "room")
+	if err := chromedp.Do(ctx, watchCSP(), chromedp.Navigate(e.url+"/video.html?stream=room")); err != nil {
+		t.Fatal(err)
+	}
+	playing, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+		const v = document.querySelector('#lv-video');
+		return window.vinferLive.mode === 'webrtc' && v.readyState >= 2 && v.getVideoPlaybackQuality().totalVideoFrames > 10;
+	})()`, chromedp.WithPollingTimeout(90*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
+	if err != nil || !playing {
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({mode: window.vinferLive.mode, note: window.vinferLive.note, status: document.querySelector('#lv-status').textContent, frames: window.vinferLive.frames.length})`))
+		t.Fatalf("video not playing: %v: %s", err, state)
+	}
+	// A frame shown with boxes of its own result, after the page's delay settled.
+	var chosen shownFrame
+	testutil.Eventually(t, 60*time.Second, "a frame shown with its own result's boxes", func() bool {
+		frames, err := chromedp.Run(ctx, chromedp.Evaluate[[]shownFrame](`window.vinferLive.frames.slice(-100)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range frames {
+			if f.ResultTS != nil && *f.ResultTS == f.TS && len(f.Boxes) > 0 {
+				results.mu.Lock()
+				_, known := results.byTS[f.TS]
+				results.mu.Unlock()
+				if known {
+					chosen = f
+					return true
+				}
+			}
+		}
+		return false
+	})
+	results.mu.Lock()
+	want := results.byTS[chosen.TS]
+	results.mu.Unlock()
+	if len(want) != len(chosen.Boxes) {
+		t.Fatalf("frame at PTS %.3f s: drawn %v, its result has %v", float64(chosen.TS)/90000, chosen.Boxes, want)
+	}
+	for i := range want {
+		for k := range 4 {
+			if math.Abs(want[i][k]-chosen.Boxes[i][k]) > 1e-6 {
+				t.Fatalf("frame at PTS %.3f s: box %d drawn %v, its result has %v", float64(chosen.TS)/90000, i, chosen.Boxes[i], want[i])
+			}
+		}
+	}
+	noCSPViolations(t, ctx)
+	shoot(t, ctx, "live-video.png")
+}
