@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/vinfer/vinfer/internal/defs"
 )
 
@@ -26,6 +28,49 @@ const offerTimeout = 10 * time.Second
 func (s *Server) liveRoutes(api func(string, http.HandlerFunc)) {
 	api("/api/streams/{id}/whep", methods{"POST": s.clustered(s.whepOffer)}.serve)
 	api("/api/streams/{id}/whep/{session}", methods{"DELETE": s.clustered(s.whepClose)}.serve)
+	api("/api/streams/{id}/mse", methods{"GET": s.clustered(s.liveFMP4)}.serve)
+}
+
+// liveWriteTimeout bounds writing one message to a fragmented MP4 viewer; a viewer that takes
+// longer is gone (its queue of access units would have dropped it anyway).
+const liveWriteTimeout = 5 * time.Second
+
+// liveFMP4 serves GET /api/streams/{id}/mse: a WebSocket of fragmented MP4 (binary messages)
+// and the stream's results (text), for Media Source Extensions (defs.LiveRun).
+func (s *Server) liveFMP4(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if s.Live == nil {
+		writeError(w, http.StatusNotFound, "live view is off on this server")
+		return
+	}
+	run, err := s.Live.LiveFMP4(id)
+	if err != nil {
+		writeError(w, liveStatus(err), "live view of stream %q: %v", id, err)
+		return
+	}
+	streamDeadlines(w)
+	// The guard checked the Origin, as for /api/ws.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled,
+		InsecureSkipVerify: true})
+	if err != nil {
+		done, cancel := context.WithCancel(r.Context())
+		cancel()
+		_ = run(done, nil) // gives the place back
+		return
+	}
+	defer c.CloseNow()
+	ctx := c.CloseRead(r.Context())
+	err = run(ctx, func(text bool, msg []byte) error {
+		typ := websocket.MessageBinary
+		if text {
+			typ = websocket.MessageText
+		}
+		wctx, done := context.WithTimeout(ctx, liveWriteTimeout)
+		defer done()
+		return c.Write(wctx, typ, msg)
+	})
+	s.Log.Debug("api: live fMP4 viewer gone", "stream", id, "why", err)
+	c.Close(websocket.StatusNormalClosure, "")
 }
 
 func (s *Server) whepOffer(w http.ResponseWriter, r *http.Request) {
@@ -45,7 +90,7 @@ func (s *Server) whepOffer(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), offerTimeout)
 	defer cancel()
-	answer, session, err := s.Live.LiveOffer(ctx, id, string(body))
+	answer, session, err := s.Live.LiveOffer(ctx, id, string(body), r.URL.Query().Get("reorder") == "1")
 	if err != nil {
 		writeError(w, liveStatus(err), "live view of stream %q: %v", id, err)
 		return
@@ -80,6 +125,8 @@ func liveStatus(err error) int {
 		return http.StatusUnsupportedMediaType
 	case errors.Is(err, defs.ErrLiveOffer):
 		return http.StatusBadRequest
+	case errors.Is(err, defs.ErrLiveReorder):
+		return http.StatusUnprocessableEntity
 	}
 	return http.StatusInternalServerError
 }

@@ -149,7 +149,11 @@ func (v *viewer) offer(t *testing.T) string {
 // whep posts an offer as a WHEP client does and returns the status, Location and body.
 func (e *env) whep(stream, offer, token, contentType string) (int, string, string) {
 	e.t.Helper()
-	req, err := http.NewRequest("POST", e.url+"/api/streams/"+stream+"/whep", strings.NewReader(offer))
+	stream, query, _ := strings.Cut(stream, "?")
+	if query != "" {
+		query = "?" + query
+	}
+	req, err := http.NewRequest("POST", e.url+"/api/streams/"+stream+"/whep"+query, strings.NewReader(offer))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -178,12 +182,13 @@ func addRoom(e *env, id string) {
 // TestLiveWebRTC: a viewer that offers H.264 gets the stream's own access units over WebRTC,
 // starting at a key frame with its parameter sets, each stamped with its PTS on the 90 kHz RTP
 // clock, and the stream's results on its "results" data channel with the same PTS, so a page
-// can draw each frame's boxes on that frame. Before: no route (404).
+// can draw each frame's boxes on that frame. The stream has B-frames: the viewer says it
+// reorders (?reorder=1), which browsers' WebRTC decoders do not. Before: no route (404).
 func TestLiveWebRTC(t *testing.T) {
 	e := startLive(t, token, 4)
 	addRoom(e, "room")
 	v := newViewer(t, webrtc.MimeTypeH264)
-	code, loc, answer := e.whep("room", v.offer(t), token, "application/sdp")
+	code, loc, answer := e.whep("room?reorder=1", v.offer(t), token, "application/sdp")
 	if code != http.StatusCreated || !strings.HasPrefix(loc, "/api/streams/room/whep/") {
 		t.Fatalf("offer: %d %q: %s", code, loc, answer)
 	}
@@ -261,6 +266,14 @@ func TestLiveRefusals(t *testing.T) {
 	})
 	addRoom(e, "room")
 	h264 := newViewer(t, webrtc.MimeTypeH264).offer(t)
+	// A stream is known to have B-frames once a PTS went back; an offer before that is served.
+	testutil.Eventually(t, 30*time.Second, "an offer refused for B-frames (422)", func() bool {
+		code, loc, _ := e.whep("room", h264, token, "application/sdp")
+		if code == http.StatusCreated {
+			e.do("DELETE", loc, "")
+		}
+		return code == http.StatusUnprocessableEntity
+	})
 	for _, c := range []struct {
 		name, stream, offer, token, ctype string
 		code                              int
@@ -270,8 +283,8 @@ func TestLiveRefusals(t *testing.T) {
 		{"no token", "room", h264, "", "application/sdp", 401, "missing bearer token"},
 		{"wrong token", "room", h264, "nope", "application/sdp", 401, "wrong bearer token"},
 		{"token of other streams", "room", h264, "other-streams-secret-0123", "application/sdp", 403, "may not reach stream"},
-		{"no H.264 in the offer", "room", newViewer(t, webrtc.MimeTypeVP8).offer(t), token, "application/sdp", 415, "cannot play"},
-		{"not SDP", "room", "hello", token, "application/sdp", 400, "SDP offer"},
+		{"no H.264 in the offer", "room?reorder=1", newViewer(t, webrtc.MimeTypeVP8).offer(t), token, "application/sdp", 415, "cannot play"},
+		{"not SDP", "room?reorder=1", "hello", token, "application/sdp", 400, "SDP offer"},
 		{"not declared SDP", "room", h264, token, "text/plain", 415, "application/sdp"},
 	} {
 		code, _, body := e.whep(c.stream, c.offer, c.token, c.ctype)
@@ -279,18 +292,18 @@ func TestLiveRefusals(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d saying %q", c.name, code, body, c.code, c.says)
 		}
 	}
-	code, loc, body := e.whep("room", h264, token, "application/sdp")
+	code, loc, body := e.whep("room?reorder=1", h264, token, "application/sdp")
 	if code != http.StatusCreated {
 		t.Fatalf("first viewer: %d %s", code, body)
 	}
-	if code, _, body := e.whep("room", newViewer(t, webrtc.MimeTypeH264).offer(t), token, "application/sdp"); code != http.StatusServiceUnavailable || !strings.Contains(body, "most viewers") {
+	if code, _, body := e.whep("room?reorder=1", newViewer(t, webrtc.MimeTypeH264).offer(t), token, "application/sdp"); code != http.StatusServiceUnavailable || !strings.Contains(body, "most viewers") {
 		t.Fatalf("second viewer over max_viewers 1: %d %s, want 503", code, body)
 	}
 	if resp, _ := e.do("DELETE", loc, ""); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE the first: %s", resp.Status)
 	}
 	testutil.Eventually(t, 30*time.Second, "a place for another viewer", func() bool {
-		code, loc, _ := e.whep("room", newViewer(t, webrtc.MimeTypeH264).offer(t), token, "application/sdp")
+		code, loc, _ := e.whep("room?reorder=1", newViewer(t, webrtc.MimeTypeH264).offer(t), token, "application/sdp")
 		if code == http.StatusCreated {
 			e.do("DELETE", loc, "")
 		}

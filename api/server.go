@@ -277,10 +277,11 @@ func (s *Server) routes() http.Handler {
 }
 
 // contentSecurityPolicy allows the page its own script, style, images (the favicon is a data:
-// URL, snapshots are decoded from blobs) and connections (fetch, EventSource, WebSocket), and
+// URL, snapshots are decoded from blobs), media (clips; live video from a MediaSource, a blob:
+// URL) and connections (fetch, EventSource, WebSocket), and
 // nothing from elsewhere; no page may frame any response (clickjacking).
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
-	"img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
+	"img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
 	"form-action 'self'; frame-ancestors 'none'"
 
 // securityHeaders sets, on every response (errors and refusals included), the headers that

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
@@ -77,27 +78,40 @@ type shownFrame struct {
 	ShownAt  float64      `json:"shownAt"`
 }
 
-// TestLiveVideoPage: the live page plays the stream's own video over WebRTC in headless
-// Chromium and draws, over each frame shown, the boxes of that frame's own result (matched by
-// PTS, not the latest result): a frame with boxes, picked among those shown, has exactly the
-// boxes the result of its PTS has over SSE. The clip has B-frames. Before: no live page.
+// TestLiveVideoPage: the live page plays a stream's own video in headless Chromium, over WebRTC
+// (a clip without B-frames) or as fragmented MP4 to Media Source Extensions (a clip with
+// B-frames, which browsers drop over WebRTC), and draws over each frame shown the boxes of that
+// frame's own result (matched by PTS, not the latest result): a frame with boxes, picked among
+// those shown, has exactly the boxes the result of its PTS has over SSE. Before: no live page.
 func TestLiveVideoPage(t *testing.T) {
-	ctx := browser(t, 3*time.Minute)
-	e := startLive(t, "", 4)
-	addRoom(e, "room")
-	results := followResults(t, e, "room")
-	if err := chromedp.Do(ctx, watchCSP(), chromedp.Navigate(e.url+"/video.html?stream=room")); err != nil {
+	for _, c := range []struct{ name, clip, mode string }{
+		{"webrtc", "videos/car-detection.mp4", "webrtc"},
+		{"mse", "videos/one-by-one-person-detection.mp4", "mse"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := browser(t, 3*time.Minute)
+			e := startLive(t, "", 4)
+			e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cam","source":%q,"loop":true,"realtime":true}`, asset(t, c.clip)), 201, nil)
+			testutil.Eventually(t, 60*time.Second, "first inferred frames", func() bool { return inferred(e, "cam") > 10 })
+			results := followResults(t, e, "cam")
+			checkLivePage(t, ctx, e, results, c.mode)
+		})
+	}
+}
+
+func checkLivePage(t *testing.T, ctx context.Context, e *env, results *sseResults, mode string) {
+	if err := chromedp.Do(ctx, watchCSP(), chromedp.Navigate(e.url+"/video.html?stream=cam")); err != nil {
 		t.Fatal(err)
 	}
 	playing, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
 		const v = document.querySelector('#lv-video');
-		return window.vinferLive.mode === 'webrtc' && v.readyState >= 2 && v.getVideoPlaybackQuality().totalVideoFrames > 10;
+		return window.vinferLive.mode === '`+mode+`' && v.readyState >= 2 && v.getVideoPlaybackQuality().totalVideoFrames > 10;
 	})()`, chromedp.WithPollingTimeout(90*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
 	if err != nil || !playing {
 		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({mode: window.vinferLive.mode, note: window.vinferLive.note, status: document.querySelector('#lv-status').textContent, frames: window.vinferLive.frames.length})`))
-		t.Fatalf("video not playing: %v: %s", err, state)
+		t.Fatalf("video not playing as %s: %v: %s", mode, err, state)
 	}
-	// A frame shown with boxes of its own result, after the page's delay settled.
+	// A frame shown with boxes of its own result.
 	var chosen shownFrame
 	testutil.Eventually(t, 60*time.Second, "a frame shown with its own result's boxes", func() bool {
 		frames, err := chromedp.Run(ctx, chromedp.Evaluate[[]shownFrame](`window.vinferLive.frames.slice(-100)`))
@@ -131,5 +145,5 @@ func TestLiveVideoPage(t *testing.T) {
 		}
 	}
 	noCSPViolations(t, ctx)
-	shoot(t, ctx, "live-video.png")
+	shoot(t, ctx, "live-video-"+mode+".png")
 }

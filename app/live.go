@@ -59,12 +59,21 @@ func (a *App) Live() defs.Live { return a }
 
 // LiveOffer implements defs.Live: a stream that is not running (unknown, failed, ended) is
 // defs.ErrLiveNotRunning.
-func (a *App) LiveOffer(ctx context.Context, stream, offer string) (string, string, error) {
+func (a *App) LiveOffer(ctx context.Context, stream, offer string, reorder bool) (string, string, error) {
 	st, ok := a.Stream(stream)
 	if !ok || st.Ended || st.Err != nil || st.Retry != nil {
 		return "", "", fmt.Errorf("stream %q: %w", stream, defs.ErrLiveNotRunning)
 	}
-	return a.live.srv.LiveOffer(ctx, stream, offer)
+	return a.live.srv.LiveOffer(ctx, stream, offer, reorder)
+}
+
+// LiveFMP4 implements defs.Live.
+func (a *App) LiveFMP4(stream string) (defs.LiveRun, error) {
+	st, ok := a.Stream(stream)
+	if !ok || st.Ended || st.Err != nil || st.Retry != nil {
+		return nil, fmt.Errorf("stream %q: %w", stream, defs.ErrLiveNotRunning)
+	}
+	return a.live.srv.LiveFMP4(stream)
 }
 
 // LiveClose implements defs.Live.

@@ -91,6 +91,14 @@ func (h *Hub) Codec(id string) media.Codec {
 	return media.Codec(f.codec.Load())
 }
 
+// Reorders reports whether stream id has B-frames (a PTS that went back).
+func (h *Hub) Reorders(id string) bool {
+	h.mu.Lock()
+	f := h.feeds[id]
+	h.mu.Unlock()
+	return f != nil && f.reorders.Load()
+}
+
 // Stats returns the viewers now and the counters (Sessions is the server's).
 func (h *Hub) Stats() defs.LiveStats {
 	h.mu.Lock()
@@ -106,8 +114,10 @@ func (h *Hub) Stats() defs.LiveStats {
 
 // Feed is one stream's packet feed: the pipeline's access units to its viewers.
 type Feed struct {
-	hub     *Hub
-	codec   atomic.Uint32
+	hub      *Hub
+	codec    atomic.Uint32
+	reorders atomic.Bool // a PTS went back: B-frames (pictures sent out of presentation order)
+	lastPTS  time.Duration
 	mu      sync.Mutex
 	viewers map[*Viewer]struct{}
 	ended   bool
@@ -140,6 +150,10 @@ func (f *Feed) ObserveAccessUnit(au *media.AccessUnit) {
 	f.codec.Store(uint32(au.Codec))
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if au.PTS < f.lastPTS && !au.Key {
+		f.reorders.Store(true)
+	}
+	f.lastPTS = au.PTS
 	if len(f.viewers) == 0 {
 		return
 	}

@@ -116,9 +116,12 @@ func (s *Server) Stats() defs.LiveStats {
 func (s *Server) ResultsDropped() int64 { return s.resultsDropped.Load() }
 
 // LiveOffer implements defs.Live.
-func (s *Server) LiveOffer(ctx context.Context, stream, offer string) (string, string, error) {
+func (s *Server) LiveOffer(ctx context.Context, stream, offer string, reorder bool) (string, string, error) {
 	if len(offer) > maxOffer || !strings.HasPrefix(offer, "v=0") {
 		return "", "", fmt.Errorf("%w: an SDP offer (RFC 8866) of at most %d bytes starting with v=0", defs.ErrLiveOffer, maxOffer)
+	}
+	if !reorder && s.hub.Reorders(stream) {
+		return "", "", defs.ErrLiveReorder
 	}
 	codec := s.hub.Codec(stream)
 	v, err := s.hub.Join(stream)

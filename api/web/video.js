@@ -2,8 +2,11 @@
 // /api/streams/{id}/whep), decoded by the browser, with each frame's results drawn on a canvas
 // over the <video> at that frame's presentation: the server stamps RTP timestamps with the
 // frame's PTS (90 kHz) and sends the results, with the same PTS, on the "results" data channel;
-// requestVideoFrameCallback tells the RTP timestamp of the frame being shown. When the browser
-// cannot play the stream's codec the page says so and shows snapshots. No build step.
+// requestVideoFrameCallback tells the RTP timestamp of the frame being shown. A stream with
+// B-frames (which browsers' WebRTC decoders drop) comes as fragmented MP4 over a WebSocket to
+// Media Source Extensions instead, the results on the same socket, the frame's PTS from its media
+// time. When the browser cannot play the stream's codec the page says so and shows snapshots.
+// No build step.
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
@@ -19,7 +22,9 @@ const TRAIL_TICKS = 2 * TICKS;
 const lv = {
   token: localStorage.getItem(TOKEN_KEY) || "",
   stream: new URLSearchParams(location.search).get("stream") || "",
-  mode: "", // "webrtc", "snapshots" or "" while connecting
+  mode: "", // "webrtc", "mse", "snapshots" or "" while connecting
+  ws: null, // the fragmented MP4 socket (mode mse)
+  offset: 0, // mse: media time × 90 kHz − offset = PTS in RTP ticks
   pc: null,
   session: "", // the WHEP session URL, for DELETE
   results: new Map(), // PTS in RTP ticks → result
@@ -72,6 +77,7 @@ function onResult(text) {
     if (now - lv.raisedAt < 1000) return;
     lv.raisedAt = now;
     lv.targetMs = Math.min(3000, lv.targetMs + late + 20);
+    if (lv.mode === "mse") return; // follow() keeps the play head targetMs behind the live edge
     const rx = lv.pc && lv.pc.getReceivers()[0];
     if (rx && "jitterBufferTarget" in rx) rx.jitterBufferTarget = lv.targetMs;
     $("#lv-lag").textContent = String(Math.round(lv.targetMs));
@@ -90,8 +96,8 @@ function resultFor(ts) {
 
 function onFrame(now, meta) {
   video.requestVideoFrameCallback(onFrame);
-  const ts = meta.rtpTimestamp;
-  if (ts == null) return;
+  const ts = lv.mode === "mse" ? Math.round(meta.mediaTime * TICKS) - lv.offset : meta.rtpTimestamp;
+  if (ts == null || Number.isNaN(ts)) return;
   const r = resultFor(ts);
   if (!r || ticksOf(r.pts) !== ts) keep(lv.presented, ts, performance.now());
   draw(r, ts, meta.width, meta.height);
@@ -227,6 +233,7 @@ async function whep(pc) {
 }
 
 async function connect() {
+  if (new URLSearchParams(location.search).get("via") === "mse") return connectMSE();
   if (typeof RTCPeerConnection === "undefined" || !("requestVideoFrameCallback" in HTMLVideoElement.prototype)) {
     return snapshots("This browser has no WebRTC or no requestVideoFrameCallback: showing snapshots with the server's boxes.");
   }
@@ -248,6 +255,11 @@ async function connect() {
   const res = await whep(pc);
   const text = await res.text();
   if (res.status === 401) { pc.close(); return askToken(); }
+  if (res.status === 422) { // B-frames: fragmented MP4 to Media Source Extensions
+    pc.close();
+    lv.pc = null;
+    return connectMSE();
+  }
   if (res.status === 415) {
     pc.close();
     let why = text;
@@ -267,6 +279,72 @@ async function connect() {
   lv.mode = "webrtc";
   await pc.setRemoteDescription({ type: "answer", sdp: text });
   video.requestVideoFrameCallback(onFrame);
+}
+
+// connectMSE plays the stream as fragmented MP4 over a WebSocket (GET …/mse): a text message
+// {"type":"init","mime","offset"}, the init segment, then a fragment per access unit (binary),
+// the results between them (text). The play head is kept targetMs behind the newest frame so
+// that each frame's results are in before it is shown.
+function connectMSE() {
+  if (typeof MediaSource === "undefined") {
+    return snapshots("This browser has no Media Source Extensions for this stream's video (it has B-frames): showing snapshots with the server's boxes.");
+  }
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  const ws = new WebSocket(tokenURL(`${proto}//${location.host}/api/streams/${enc(lv.stream)}/mse`, lv.token));
+  ws.binaryType = "arraybuffer";
+  lv.ws = ws;
+  lv.mode = "mse";
+  const queue = [];
+  let sb = null;
+  const pump = () => {
+    if (sb && !sb.updating && queue.length) {
+      try { sb.appendBuffer(queue.shift()); } catch (e) { note(String(e)); ws.close(); }
+    }
+  };
+  ws.onmessage = (m) => {
+    if (typeof m.data !== "string") {
+      if (queue.length > 300) { ws.close(); return; } // the page cannot keep up: start over
+      queue.push(m.data);
+      pump();
+      return;
+    }
+    let msg;
+    try { msg = JSON.parse(m.data); } catch { return; }
+    if (msg.type !== "init") return onResult(m.data);
+    if (!MediaSource.isTypeSupported(msg.mime)) {
+      ws.close();
+      return snapshots(`This browser cannot play this stream's video (${msg.mime}): showing snapshots with the server's boxes.`);
+    }
+    lv.offset = msg.offset;
+    const ms = new MediaSource();
+    video.srcObject = null;
+    video.src = URL.createObjectURL(ms);
+    ms.addEventListener("sourceopen", () => {
+      sb = ms.addSourceBuffer(msg.mime);
+      sb.mode = "segments";
+      sb.addEventListener("updateend", pump);
+      pump();
+    }, { once: true });
+    video.requestVideoFrameCallback(onFrame);
+    status("live · MSE", "ok");
+  };
+  ws.onclose = () => { if (lv.ws === ws && lv.mode === "mse") { status("reconnecting", "warn"); setTimeout(start, 2000); } };
+  const follow = () => {
+    if (lv.ws !== ws) return;
+    const b = video.buffered;
+    if (b.length) {
+      const edge = b.end(b.length - 1);
+      const behind = edge - video.currentTime;
+      const want = lv.targetMs / 1000;
+      if (behind > want + 0.5 || video.currentTime < b.start(b.length - 1)) video.currentTime = Math.max(b.start(b.length - 1), edge - want);
+      else video.playbackRate = behind > want + 0.1 ? 1.05 : behind < want - 0.05 ? 0.95 : 1;
+      if (video.paused) video.play().catch(() => {});
+      if (sb && !sb.updating && b.start(0) < video.currentTime - 30) sb.remove(0, video.currentTime - 20);
+    }
+    $("#lv-lag").textContent = String(Math.round(lv.targetMs));
+    setTimeout(follow, 200);
+  };
+  follow();
 }
 
 // snapshots shows the server's snapshots (boxes drawn there) when video cannot play, saying why.
@@ -309,6 +387,7 @@ async function listStreams() {
 
 function stop() {
   if (lv.pc) { const pc = lv.pc; lv.pc = null; pc.close(); }
+  if (lv.ws) { const ws = lv.ws; lv.ws = null; ws.close(); }
   if (lv.session) {
     const headers = lv.token ? { Authorization: "Bearer " + lv.token } : {};
     fetch(lv.session, { method: "DELETE", headers, keepalive: true }).catch(() => {});
@@ -322,7 +401,8 @@ function stop() {
 function start() {
   stop();
   if (!lv.stream) return;
-  history.replaceState(null, "", `?stream=${enc(lv.stream)}`);
+  const via = new URLSearchParams(location.search).get("via");
+  history.replaceState(null, "", `?stream=${enc(lv.stream)}` + (via ? `&via=${enc(via)}` : ""));
   video.hidden = false;
   canvas.hidden = false;
   $("#lv-snap").hidden = true;
