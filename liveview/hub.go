@@ -118,9 +118,9 @@ type Feed struct {
 	codec    atomic.Uint32
 	reorders atomic.Bool // a PTS went back: B-frames (pictures sent out of presentation order)
 	lastPTS  time.Duration
-	mu      sync.Mutex
-	viewers map[*Viewer]struct{}
-	ended   bool
+	mu       sync.Mutex
+	viewers  map[*Viewer]struct{}
+	ended    bool
 }
 
 func (f *Feed) isEnded() bool {
