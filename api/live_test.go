@@ -1,16 +1,20 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
@@ -312,5 +316,79 @@ func TestLiveRefusals(t *testing.T) {
 	e.want("DELETE", "/api/streams/room", "", 204, nil)
 	if code, _, body := e.whep("room", h264, token, "application/sdp"); code != 404 {
 		t.Fatalf("removed stream: %d %s, want 404", code, body)
+	}
+}
+
+// metric returns the value of an unlabelled series from /metrics (-1 when absent).
+func metric(e *env, name string) float64 {
+	e.t.Helper()
+	_, b := e.do("GET", "/metrics", "")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			var f float64
+			fmt.Sscan(v, &f)
+			return f
+		}
+	}
+	return -1
+}
+
+// TestLiveSlowViewer: a fragmented MP4 viewer that stops reading is dropped once its queue of
+// access units is full, and counted (vinfer_live_viewers_dropped_total); the stream goes on
+// (its inferred frames keep growing), and a viewer that reads gets its fragments. Before: no
+// route.
+func TestLiveSlowViewer(t *testing.T) {
+	e := startWith(t, token, func(c *config.Config) { c.Live.Queue = 30 },
+		func(s *api.Server) { s.Live = s.App.(*app.App).Live() })
+	clip := asset(t, "videos/car-detection.mp4") // not paced, inferring a frame in 25: as fast as it decodes
+	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"fast","source":%q,"loop":true,"interval":25}`, clip), 201, nil)
+	testutil.Eventually(t, 60*time.Second, "first inferred frames", func() bool { return inferred(e, "fast") > 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	wsURL := "ws" + strings.TrimPrefix(e.url, "http") + "/api/streams/fast/mse?access_token=" + token
+	dial := func(rcvbuf int) *websocket.Conn {
+		d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			if rcvbuf == 0 {
+				return nil
+			}
+			return rc.Control(func(fd uintptr) { // a small window: the server's writes block soon
+				_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf)
+			})
+		}}
+		hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+		c, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPClient: hc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadLimit(8 << 20)
+		typ, msg, err := c.Read(ctx)
+		if err != nil || typ != websocket.MessageText || !strings.Contains(string(msg), `"mime":"video/mp4; codecs=\"avc1.`) {
+			t.Fatalf("first message: %v %s %v", typ, msg, err)
+		}
+		return c
+	}
+	stalled := dial(4096) // reads nothing more
+	defer stalled.CloseNow()
+	reader := dial(0)
+	defer reader.CloseNow()
+	got := make(chan int, 1)
+	go func() {
+		n := 0
+		for {
+			if _, _, err := reader.Read(ctx); err != nil {
+				got <- n
+				return
+			}
+			n++
+		}
+	}()
+	testutil.Eventually(t, 45*time.Second, "the stalled viewer dropped and counted", func() bool {
+		return metric(e, "vinfer_live_viewers_dropped_total") >= 1
+	})
+	before := inferred(e, "fast")
+	testutil.Eventually(t, 30*time.Second, "the stream going on", func() bool { return inferred(e, "fast") > before+5 })
+	reader.CloseNow()
+	if n := <-got; n < 20 {
+		t.Fatalf("the reading viewer got %d messages", n)
 	}
 }

@@ -34,7 +34,16 @@ func TestLiveLatency(t *testing.T) {
 	if os.Getenv("VINFER_BENCH") == "" {
 		t.Skip("a measurement: VINFER_BENCH=1")
 	}
-	clip := sourcetest.LoadClip(t, "videos/one-by-one-person-detection.mp4")
+	for _, c := range []struct{ name, clip, mode string }{
+		{"b-frames-mse", "videos/one-by-one-person-detection.mp4", "mse"},
+		{"no-b-frames-webrtc", "videos/car-detection.mp4", "webrtc"},
+	} {
+		t.Run(c.name, func(t *testing.T) { measureLive(t, c.clip, c.mode) })
+	}
+}
+
+func measureLive(t *testing.T, rel, mode string) {
+	clip := sourcetest.LoadClip(t, rel)
 	port := sourcetest.UDPPortPair(t)
 	e := startLive(t, "", 4)
 	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cam","source":"rtp://127.0.0.1:%d?codec=h264"}`, port), 201, nil)
@@ -47,7 +56,8 @@ func TestLiveLatency(t *testing.T) {
 		reorder = max(reorder, s.PTS-s.DTS)
 	}
 	dts0 := clip.Samples[0].DTS
-	span := clip.Samples[len(clip.Samples)-1].DTS - dts0 + 9000
+	frame := (clip.Samples[len(clip.Samples)-1].DTS - dts0) / int64(len(clip.Samples)-1) // ticks
+	span := clip.Samples[len(clip.Samples)-1].DTS - dts0 + frame
 	const seconds = 40
 	stop := make(chan struct{})
 	sent := make(chan struct{})
@@ -97,10 +107,13 @@ func TestLiveLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 	target, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.vinferLive.targetMs`))
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.vinferLive.mode`)); got != mode {
+		t.Fatalf("page played the stream as %q, want %q", got, mode)
+	}
 	quality, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(async () => {
 		const q = document.querySelector('#lv-video').getVideoPlaybackQuality();
 		let s = '';
-		(await window.vinferLive.pc.getStats()).forEach((r) => { if (r.type === 'inbound-rtp') s = JSON.stringify({decoded: r.framesDecoded, dropped: r.framesDropped, received: r.framesReceived, jb: r.jitterBufferDelay / r.jitterBufferEmittedCount, fps: r.framesPerSecond}); });
+		if (window.vinferLive.pc) (await window.vinferLive.pc.getStats()).forEach((r) => { if (r.type === 'inbound-rtp') s = JSON.stringify({decoded: r.framesDecoded, dropped: r.framesDropped, received: r.framesReceived, jb: r.jitterBufferDelay / r.jitterBufferEmittedCount, fps: r.framesPerSecond}); });
 		return JSON.stringify({total: q.totalVideoFrames, dropped: q.droppedVideoFrames}) + ' ' + s;
 	})()`, chromedp.EvalAwaitPromise))
 	t.Logf("page: %d frames logged; video %s", len(frames), quality)
@@ -116,7 +129,7 @@ func TestLiveLatency(t *testing.T) {
 			none++
 			continue
 		}
-		drift = append(drift, int(math.Round(math.Abs(float64(f.TS-*f.ResultTS))/9000)))
+		drift = append(drift, int(math.Round(math.Abs(float64(f.TS-*f.ResultTS))/float64(frame))))
 		if f.Wallclock != nil && *f.ResultTS == f.TS {
 			lat = append(lat, f.ShownAt-*f.Wallclock)
 		}

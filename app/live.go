@@ -1,9 +1,11 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
+	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/liveview"
 	"github.com/vinfer/vinfer/media"
@@ -20,7 +22,7 @@ type liveView struct {
 // openLive makes the live view of the configuration's live: section (validated).
 func (a *App) openLive() error {
 	c := a.Config.Live
-	hub := liveview.NewHub(c.MaxViewers, c.Queue)
+	hub := liveview.NewHub(cmp.Or(c.MaxViewers, config.DefaultMaxViewers), cmp.Or(c.Queue, config.DefaultLiveQueue))
 	srv, err := liveview.NewServer(hub, a, c.ICE, a.Log.With("module", "live"))
 	if err != nil {
 		return fmt.Errorf("live: %w", err)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -41,6 +42,12 @@ type ICEServer struct {
 	Credential string   `yaml:"credential,omitempty" json:"-"`
 }
 
+// Defaults of the live: section.
+const (
+	DefaultMaxViewers = 8
+	DefaultLiveQueue  = 90
+)
+
 // ErrLive is wrapped by every error of the live: section.
 var ErrLive = errors.New("live")
 
@@ -49,12 +56,8 @@ func (l *Live) Validate() error {
 	if l.MaxViewers < 0 || l.Queue < 0 {
 		return fmt.Errorf("%w: max_viewers and queue must not be negative", ErrLive)
 	}
-	if l.MaxViewers == 0 {
-		l.MaxViewers = 8
-	}
-	if l.Queue == 0 {
-		l.Queue = 90
-	}
+	l.MaxViewers = cmp.Or(l.MaxViewers, DefaultMaxViewers)
+	l.Queue = cmp.Or(l.Queue, DefaultLiveQueue)
 	if (l.ICE.PortMin == 0) != (l.ICE.PortMax == 0) || l.ICE.PortMin > l.ICE.PortMax {
 		return fmt.Errorf("%w: ice.port_min and ice.port_max go together, min ≤ max (got %d, %d)", ErrLive, l.ICE.PortMin, l.ICE.PortMax)
 	}

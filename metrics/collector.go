@@ -76,6 +76,9 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range evidenceDescs {
 		ch <- d
 	}
+	for _, d := range liveDescs {
+		ch <- d
+	}
 	for _, d := range activityDescs {
 		ch <- d
 	}
@@ -199,6 +202,7 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descEfficiency, r.Efficiency, name)
 	}
 	collectEvidence(ref.Source, ch)
+	collectLive(ref.Source, ch)
 	for _, g := range ref.GPUs() {
 		dev := strconv.Itoa(g.Ordinal)
 		gauge(descGPUUsed, float64(g.MemUsed), dev)

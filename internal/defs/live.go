@@ -53,3 +53,8 @@ type LiveStats struct {
 	// Refused the offers refused for max_viewers.
 	Sessions, Slow, Refused int64
 }
+
+// LiveStatser reports the live view's figures (metrics).
+type LiveStatser interface {
+	LiveStats() LiveStats
+}
