@@ -29,6 +29,7 @@ type muxer struct {
 	seq     uint32
 	lastDTS int64
 	dur     uint32 // the last DTS step, the next sample's duration until known
+	reorder int64  // the largest PTS − DTS so far (ticks): how far the newest PTS runs ahead
 	buf     seekablebuffer.Buffer
 }
 
@@ -42,6 +43,13 @@ type initInfo struct {
 	MIME string `json:"mime"`
 	// Offset is what the timeline adds to PTS, in 90 kHz ticks: PTS = media time − offset.
 	Offset int64 `json:"offset"`
+}
+
+// reorderInfo tells the page how far ahead of the last complete picture the newest PTS may run
+// (B-frames): a play head closer than that to the buffered end waits for pictures to come.
+type reorderInfo struct {
+	Type  string `json:"type"` // "reorder"
+	Ticks int64  `json:"ticks"`
 }
 
 // nalus splits an Annex-B access unit into its NAL units, the parameter sets apart.
@@ -132,6 +140,13 @@ func (m *muxer) unit(u Unit, send func(text bool, b []byte) error) error {
 		return defs.ErrLiveCodec
 	}
 	m.lastDTS = dts
+	if pts-dts > m.reorder {
+		m.reorder = pts - dts
+		msg, _ := json.Marshal(reorderInfo{Type: "reorder", Ticks: m.reorder})
+		if err := send(true, msg); err != nil {
+			return err
+		}
+	}
 	s := &fmp4.Sample{Duration: m.dur, IsNonSyncSample: !u.Key}
 	var err error
 	if u.Codec == media.CodecH265 {

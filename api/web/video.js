@@ -25,6 +25,7 @@ const lv = {
   mode: "", // "webrtc", "mse", "snapshots" or "" while connecting
   ws: null, // the fragmented MP4 socket (mode mse)
   offset: 0, // mse: media time × 90 kHz − offset = PTS in RTP ticks
+  reorder: 0, // mse: seconds the newest PTS may run ahead of the last complete picture (B-frames)
   pc: null,
   session: "", // the WHEP session URL, for DELETE
   results: new Map(), // PTS in RTP ticks → result
@@ -32,6 +33,7 @@ const lv = {
   scene: null,
   targetMs: 100, // the receiver's jitter buffer target: video held back so results are in first
   raisedAt: 0, // performance.now() of the last raise of targetMs
+  lateAt: 0, // performance.now() of the last frame shown before its result
   frames: [], // per presented frame: {ts, resultTs, boxes, shownAt (epoch ms), lateMs}
   note: "",
 };
@@ -74,15 +76,28 @@ function onResult(text) {
     // Raise once per second at most: a raise takes a few frames to show, and the frames shown
     // meanwhile are late too.
     const now = performance.now();
+    lv.lateAt = now;
     if (now - lv.raisedAt < 1000) return;
     lv.raisedAt = now;
-    lv.targetMs = Math.min(3000, lv.targetMs + late + 20);
-    if (lv.mode === "mse") return; // follow() keeps the play head targetMs behind the live edge
-    const rx = lv.pc && lv.pc.getReceivers()[0];
-    if (rx && "jitterBufferTarget" in rx) rx.jitterBufferTarget = lv.targetMs;
-    $("#lv-lag").textContent = String(Math.round(lv.targetMs));
+    setTarget(Math.min(3000, lv.targetMs + late + 20));
   }
 }
+
+// setTarget sets the video's delay: the WebRTC receiver's jitter buffer target, or for MSE the
+// distance follow() keeps from the newest frame.
+function setTarget(ms) {
+  lv.targetMs = ms;
+  $("#lv-lag").textContent = String(Math.round(ms));
+  if (lv.mode !== "webrtc") return;
+  const rx = lv.pc && lv.pc.getReceivers()[0];
+  if (rx && "jitterBufferTarget" in rx) rx.jitterBufferTarget = ms;
+}
+
+// ease lowers the delay by a tenth every 2 s in which no frame came before its result, so that
+// a burst of late results (a model reload, a busy machine) does not hold the video back for good.
+setInterval(() => {
+  if (performance.now() - lv.lateAt > 2000 && lv.targetMs > 60) setTarget(Math.max(60, lv.targetMs * 0.9));
+}, 2000);
 
 // resultFor returns the result of the frame at ts, else the latest one up to two frames before
 // it (a stream inferring every n-th frame), else null.
@@ -310,6 +325,7 @@ function connectMSE() {
     }
     let msg;
     try { msg = JSON.parse(m.data); } catch { return; }
+    if (msg.type === "reorder") { lv.reorder = msg.ticks / TICKS; return; }
     if (msg.type !== "init") return onResult(m.data);
     if (!MediaSource.isTypeSupported(msg.mime)) {
       ws.close();
@@ -333,10 +349,10 @@ function connectMSE() {
     if (lv.ws !== ws) return;
     const b = video.buffered;
     if (b.length) {
-      const edge = b.end(b.length - 1);
+      const edge = b.end(b.length - 1) - lv.reorder; // the newest complete picture
       const behind = edge - video.currentTime;
       const want = lv.targetMs / 1000;
-      if (behind > want + 0.5 || video.currentTime < b.start(b.length - 1)) video.currentTime = Math.max(b.start(b.length - 1), edge - want);
+      if (behind > want + 1 || video.currentTime < b.start(b.length - 1)) video.currentTime = Math.max(b.start(b.length - 1), edge - want);
       else video.playbackRate = behind > want + 0.1 ? 1.05 : behind < want - 0.05 ? 0.95 : 1;
       if (video.paused) video.play().catch(() => {});
       if (sb && !sb.updating && b.start(0) < video.currentTime - 30) sb.remove(0, video.currentTime - 20);
