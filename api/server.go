@@ -16,6 +16,9 @@
 //	GET    /api/streams/{id}/scene           zones and lines with their live counts
 //	PUT    /api/streams/{id}/scene           replace zones and lines: {"zones":[…],"lines":[…]} (applied at the next frame)
 //	GET    /api/streams/{id}/snapshot.jpg    latest frame, boxes and labels drawn (?boxes=0, ?width=N, ?quality=Q, ?wait=0)
+//	POST   /api/streams/{id}/whep            live video over WebRTC: SDP offer in, answer out (api/live.go)
+//	DELETE /api/streams/{id}/whep/{session}  leave a WebRTC session
+//	GET    /api/streams/{id}/mse             WebSocket: live video as fragmented MP4 with the results
 //	GET    /api/cluster                      the cluster's nodes, and which node runs which stream (cluster: section)
 //	GET    /api/models                       declared models and their state
 //	POST   /api/models/{name}/reload         load the model file again and swap it in
@@ -455,6 +458,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			"GET /healthz", "GET /readyz",
 			"GET /api/streams", "POST /api/streams", "GET /api/streams/{id}", "DELETE /api/streams/{id}",
 			"GET /api/streams/{id}/snapshot.jpg",
+			"POST /api/streams/{id}/whep", "DELETE /api/streams/{id}/whep/{session}", "GET /api/streams/{id}/mse (WebSocket)",
 			"GET /api/models", "GET /api/models/{name}", "POST /api/models/{name}/reload",
 			"GET /api/sinks", "GET /api/gb28181/devices", "GET /api/cluster",
 			"GET /api/events (SSE)", "GET /api/ws (WebSocket)",

@@ -21,7 +21,7 @@ const TRAIL_TICKS = 2 * TICKS;
 // lv is the page's state; window.vinferLive shows it to tests and the curious.
 const lv = {
   token: localStorage.getItem(TOKEN_KEY) || "",
-  stream: new URLSearchParams(location.search).get("stream") || "",
+  stream: new URLSearchParams(location.search).get("stream") || localStorage.getItem("vinfer.selected") || "",
   mode: "", // "webrtc", "mse", "snapshots" or "" while connecting
   ws: null, // the fragmented MP4 socket (mode mse)
   offset: 0, // mse: media time × 90 kHz − offset = PTS in RTP ticks
@@ -352,8 +352,8 @@ function connectMSE() {
       const edge = b.end(b.length - 1) - lv.reorder; // the newest complete picture
       const behind = edge - video.currentTime;
       const want = lv.targetMs / 1000;
-      if (behind > want + 1 || video.currentTime < b.start(b.length - 1)) video.currentTime = Math.max(b.start(b.length - 1), edge - want);
-      else video.playbackRate = behind > want + 0.1 ? 1.05 : behind < want - 0.05 ? 0.95 : 1;
+      if (behind > want + 0.6 || video.currentTime < b.start(b.length - 1)) video.currentTime = Math.max(b.start(b.length - 1), edge - want);
+      else video.playbackRate = behind > want + 0.05 ? 1.1 : behind < want - 0.05 ? 0.9 : 1;
       if (video.paused) video.play().catch(() => {});
       if (sb && !sb.updating && b.start(0) < video.currentTime - 30) sb.remove(0, video.currentTime - 20);
     }
