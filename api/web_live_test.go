@@ -147,3 +147,31 @@ func checkLivePage(t *testing.T, ctx context.Context, e *env, results *sseResult
 	noCSPViolations(t, ctx)
 	shoot(t, ctx, "live-video-"+mode+".png")
 }
+
+// TestLivePageCannotPlay: a stream whose codec the browser cannot play (H.265 in headless
+// Chromium, which has no H.265 decoder for WebRTC or Media Source Extensions) is shown as
+// snapshots, and the page says why.
+func TestLivePageCannotPlay(t *testing.T) {
+	ctx := browser(t, 2*time.Minute)
+	e := startLive(t, "", 4)
+	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cam","source":%q,"loop":true,"realtime":true}`, asset(t, "videos/person-bicycle-car_hevc.mp4")), 201, nil)
+	testutil.Eventually(t, 60*time.Second, "first inferred frames", func() bool { return inferred(e, "cam") > 0 })
+	canH265, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof MediaSource !== 'undefined' && MediaSource.isTypeSupported('video/mp4; codecs="hvc1.1.6.L93.B0"')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if canH265 {
+		t.Skip("this Chromium plays H.265")
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/video.html?stream=cam")); err != nil {
+		t.Fatal(err)
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.vinferLive.mode === 'snapshots' &&
+		document.querySelector('#lv-note').textContent.includes('cannot play') &&
+		document.querySelector('#lv-snap').naturalWidth > 0`, chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
+	if err != nil || !shown {
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({mode: window.vinferLive.mode, note: window.vinferLive.note})`))
+		t.Fatalf("no snapshots with a reason: %v: %s", err, state)
+	}
+	shoot(t, ctx, "live-video-cannot-play.png")
+}

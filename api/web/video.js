@@ -275,11 +275,10 @@ async function connect() {
     lv.pc = null;
     return connectMSE();
   }
-  if (res.status === 415) {
+  if (res.status === 415) { // no codec of the stream over WebRTC here: MSE may have it
     pc.close();
-    let why = text;
-    try { why = JSON.parse(text).error; } catch { /* as sent */ }
-    return snapshots(`This browser cannot play this stream's video (${why}): showing snapshots with the server's boxes.`);
+    lv.pc = null;
+    return connectMSE();
   }
   if (res.status !== 201) {
     pc.close();
