@@ -84,14 +84,14 @@ type shownFrame struct {
 // frame's own result (matched by PTS, not the latest result): a frame with boxes, picked among
 // those shown, has exactly the boxes the result of its PTS has over SSE. Before: no live page.
 func TestLiveVideoPage(t *testing.T) {
-	for _, c := range []struct{ name, clip, mode string }{
-		{"webrtc", "videos/car-detection.mp4", "webrtc"},
-		{"mse", "videos/one-by-one-person-detection.mp4", "mse"},
+	for _, c := range []struct{ name, clip, mode, scene string }{
+		{"webrtc", "videos/car-detection.mp4", "webrtc", `,"zones":[{"name":"lot","polygon":[[10,10],[700,10],[700,400],[10,400]]}],"lines":[{"name":"gate","points":[[0,216],[768,216]]}]`},
+		{"mse", "videos/one-by-one-person-detection.mp4", "mse", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := browser(t, 3*time.Minute)
 			e := startLive(t, "", 4)
-			e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cam","source":%q,"loop":true,"realtime":true}`, asset(t, c.clip)), 201, nil)
+			e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"cam","source":%q,"loop":true,"realtime":true%s}`, asset(t, c.clip), c.scene), 201, nil)
 			testutil.Eventually(t, 60*time.Second, "first inferred frames", func() bool { return inferred(e, "cam") > 10 })
 			results := followResults(t, e, "cam")
 			checkLivePage(t, ctx, e, results, c.mode)

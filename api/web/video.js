@@ -178,11 +178,14 @@ function draw(r, ts, w, h) {
   $("#lv-badge").textContent = `${(ts / TICKS).toFixed(2)} s` + (r && ticksOf(r.pts) !== ts ? ` · boxes of ${r.pts.toFixed(2)} s` : "");
 }
 
-// drawScene outlines the stream's zones and lines with their names (GET …/scene, refreshed
-// every 5 s); normalized points are scaled to the frame.
+// drawScene outlines the stream's zones and lines with their names and counts (GET …/scene,
+// refreshed every 2 s: objects in each zone, crossings of each line in and out, over every
+// class); normalized points are scaled to the frame.
 function drawScene(k) {
   const s = lv.scene;
   if (!s) return;
+  const counts = s.counts || {};
+  const sum = (rows, key, name, f) => (rows || []).filter((r) => r[key] === name).reduce((a, r) => a + (r[f] || 0), 0);
   const px = (shape) => (shape.polygon || shape.points || []).map(([x, y]) =>
     shape.normalized ? [x * canvas.width, y * canvas.height] : [x, y]);
   ctx.lineWidth = Math.max(1, Math.round(1.5 * k));
@@ -196,7 +199,7 @@ function drawScene(k) {
     ctx.closePath();
     ctx.fill();
     ctx.stroke();
-    label(z.name, p[0][0], p[0][1], k);
+    label(`${z.name} · ${sum(counts.zones, "zone", z.name, "objects")}`, p[0][0], p[0][1], k);
   }
   for (const l of s.lines || []) {
     const p = px(l);
@@ -205,7 +208,7 @@ function drawScene(k) {
     ctx.beginPath();
     p.forEach(([x, y], i) => (i ? ctx.lineTo(x, y) : ctx.moveTo(x, y)));
     ctx.stroke();
-    label(l.name, p[0][0], p[0][1], k);
+    label(`${l.name} · in ${sum(counts.lines, "line", l.name, "in")} out ${sum(counts.lines, "line", l.name, "out")}`, p[0][0], p[0][1], k);
   }
 }
 
@@ -429,6 +432,6 @@ function start() {
 
 $("#lv-stream").addEventListener("change", (ev) => { lv.stream = ev.target.value; start(); });
 window.addEventListener("pagehide", stop);
-setInterval(loadScene, 5000);
+setInterval(loadScene, 2000);
 listStreams();
 if (lv.stream) start();
