@@ -392,3 +392,52 @@ func TestLiveSlowViewer(t *testing.T) {
 		t.Fatalf("the reading viewer got %d messages", n)
 	}
 }
+
+// TestLiveICESettings: the answer offers host candidates only by default (no STUN/TURN, no
+// mDNS names); public_ips replace their addresses (NAT 1:1) and port_min/port_max bound their
+// ports. Before: no route.
+func TestLiveICESettings(t *testing.T) {
+	candidates := func(adjust func(*config.Config)) []string {
+		e := startWith(t, token, adjust, func(s *api.Server) { s.Live = s.App.(*app.App).Live() })
+		addRoom(e, "room")
+		code, loc, answer := e.whep("room?reorder=1", newViewer(t, webrtc.MimeTypeH264).offer(t), token, "application/sdp")
+		if code != http.StatusCreated {
+			t.Fatalf("offer: %d %s", code, answer)
+		}
+		defer e.do("DELETE", loc, "")
+		var out []string
+		for _, l := range strings.Split(answer, "\n") {
+			if c, ok := strings.CutPrefix(strings.TrimSpace(l), "a=candidate:"); ok {
+				out = append(out, c)
+			}
+		}
+		if len(out) == 0 {
+			t.Fatalf("no candidates in the answer:\n%s", answer)
+		}
+		return out
+	}
+	for _, c := range candidates(func(c *config.Config) { c.Live.ICE.Loopback = true }) {
+		if !strings.Contains(c, " typ host") || strings.Contains(c, ".local ") {
+			t.Errorf("default: candidate %q, want host candidates with addresses", c)
+		}
+	}
+	public := 0
+	for _, c := range candidates(func(c *config.Config) {
+		c.Live.ICE = config.ICE{PublicIPs: []string{"203.0.113.7"}, PortMin: 41000, PortMax: 41010, Loopback: true}
+	}) {
+		f := strings.Fields(c) // foundation component transport priority address port typ type
+		if len(f) < 8 || f[5] < "41000" || f[5] > "41010" || len(f[5]) != 5 {
+			t.Errorf("ports 41000-41010: candidate %q", c)
+			continue
+		}
+		switch {
+		case f[4] == "203.0.113.7":
+			public++
+		case !strings.Contains(f[4], ":"): // an IPv6 address is its own public address
+			t.Errorf("public_ips 203.0.113.7: IPv4 candidate %q", c)
+		}
+	}
+	if public == 0 {
+		t.Error("no candidate with the public address")
+	}
+}
