@@ -222,16 +222,22 @@ func TestLiveWebRTC(t *testing.T) {
 	if !reordered {
 		t.Errorf("no RTP timestamp went back over %d access units of a B-frame clip: stamped with DTS?", len(frames))
 	}
-	matched := 0
+	matched, since := 0, 0 // results of frames from the first one sent on
+	last := frames[len(frames)-1].ts
 	for _, pts := range results {
-		if stamps[uint32(math.Round(pts*90000))] {
+		ts := uint32(math.Round(pts * 90000))
+		if ts < first.ts || ts > last {
+			continue
+		}
+		since++
+		if stamps[ts] {
 			matched++
 		}
 	}
-	if matched < len(results)/2 {
-		t.Fatalf("%d of %d results have the PTS of a received access unit (RTP timestamp/90 kHz)", matched, len(results))
+	if since == 0 || matched < since*9/10 {
+		t.Fatalf("%d of %d results of the frames received have the PTS of one (RTP timestamp/90 kHz)", matched, since)
 	}
-	t.Logf("%d access units, %d results, %d on a received frame's PTS", len(frames), len(results), matched)
+	t.Logf("%d access units, %d results, %d of %d on a received frame's PTS", len(frames), len(results), matched, since)
 
 	resp, _ := e.do("DELETE", loc, "")
 	if resp.StatusCode != http.StatusNoContent {
