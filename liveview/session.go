@@ -97,8 +97,16 @@ func (ss *session) send() {
 // sendResults forwards the stream's results to the data channel until the session ends; a
 // result that finds the channel backed up is dropped (counted).
 func (ss *session) sendResults(dc *webrtc.DataChannel) {
-	msgs, cancel := ss.srv.results.Subscribe(defs.Subscription{Stream: ss.stream})
+	ss.srv.mu.Lock() // the server's Close waits for what runs: add to it only before it ends
+	select {
+	case <-ss.done:
+		ss.srv.mu.Unlock()
+		return
+	default:
+	}
 	ss.srv.wg.Add(1)
+	ss.srv.mu.Unlock()
+	msgs, cancel := ss.srv.results.Subscribe(defs.Subscription{Stream: ss.stream})
 	go func() {
 		defer ss.srv.wg.Done()
 		defer cancel()
