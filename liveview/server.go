@@ -140,6 +140,9 @@ func (s *Server) LiveOffer(ctx context.Context, stream, offer string, reorder bo
 func (s *Server) LiveClose(stream, id string) error {
 	s.mu.Lock()
 	ss := s.sessions[id]
+	if ss != nil && ss.stream == stream {
+		delete(s.sessions, id) // gone for the next call, while its goroutines wind down
+	}
 	s.mu.Unlock()
 	if ss == nil || ss.stream != stream {
 		return defs.ErrLiveSession
