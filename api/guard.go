@@ -105,8 +105,10 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
-		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, "Content-Type %q: send %s requests as application/json (also without a body)", r.Header.Get("Content-Type"), r.Method)
+		// application/sdp: a WHEP offer (api/live.go); like JSON, not a type a page may send
+		// to another origin without asking (CORS preflight).
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" && mt != "application/sdp" {
+			writeError(w, http.StatusUnsupportedMediaType, "Content-Type %q: send %s requests as application/json (also without a body; application/sdp for a WHEP offer)", r.Header.Get("Content-Type"), r.Method)
 			return false
 		}
 	}

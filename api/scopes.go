@@ -68,6 +68,9 @@ var routeAccess = map[string]map[string]access{
 	"/api/streams/{id}/snapshot.jpg":   {"GET": {ScopeViewer, pathID}},
 	"/api/streams/{id}/scene":          {"GET": {ScopeViewer, pathID}, "PUT": {ScopeOperator, pathID}},
 	"/api/streams/{id}/wake":           {"POST": {ScopeOperator, pathID}},
+	"/api/streams/{id}/whep":           {"POST": {ScopeViewer, pathID}}, // api/live.go
+	"/api/streams/{id}/whep/{session}": {"DELETE": {ScopeViewer, pathID}},
+	"/api/streams/{id}/mse":            {"GET": {ScopeViewer, pathID}},
 	"/api/cluster":                     {"GET": {ScopeAdmin, notPerStream}},
 	"/api/models":                      {"GET": {ScopeViewer, notPerStream}},
 	"/api/models/{name}":               {"GET": {ScopeViewer, notPerStream}},

@@ -16,6 +16,9 @@
 //	GET    /api/streams/{id}/scene           zones and lines with their live counts
 //	PUT    /api/streams/{id}/scene           replace zones and lines: {"zones":[…],"lines":[…]} (applied at the next frame)
 //	GET    /api/streams/{id}/snapshot.jpg    latest frame, boxes and labels drawn (?boxes=0, ?width=N, ?quality=Q, ?wait=0)
+//	POST   /api/streams/{id}/whep            live video over WebRTC: SDP offer in, answer out (api/live.go)
+//	DELETE /api/streams/{id}/whep/{session}  leave a WebRTC session
+//	GET    /api/streams/{id}/mse             WebSocket: live video as fragmented MP4 with the results
 //	GET    /api/cluster                      the cluster's nodes, and which node runs which stream (cluster: section)
 //	GET    /api/models                       declared models and their state
 //	POST   /api/models/{name}/reload         load the model file again and swap it in
@@ -115,6 +118,9 @@ type Server struct {
 	// POST and DELETE /api/streams go through its registry, and per-stream calls for streams
 	// another node runs are forwarded there (api/cluster.go).
 	Cluster defs.Cluster
+	// Live answers WebRTC offers for the streams' live video (api/live.go); nil: those routes
+	// answer 404.
+	Live defs.Live
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -272,6 +278,7 @@ func (s *Server) routes() http.Handler {
 	api("/api/ws", methods{"GET": s.clustered(s.websocket)}.serve)
 	s.evidenceRoutes(mux, api)
 	s.recordingRoutes(api) // api/recordings.go
+	s.liveRoutes(api)
 	authed("/metrics", s.Metrics.Handler())
 	debugRoutes(authed)
 	mux.Handle("/", webHandler())
@@ -279,10 +286,11 @@ func (s *Server) routes() http.Handler {
 }
 
 // contentSecurityPolicy allows the page its own script, style, images (the favicon is a data:
-// URL, snapshots are decoded from blobs) and connections (fetch, EventSource, WebSocket), and
+// URL, snapshots are decoded from blobs), media (clips; live video from a MediaSource, a blob:
+// URL) and connections (fetch, EventSource, WebSocket), and
 // nothing from elsewhere; no page may frame any response (clickjacking).
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
-	"img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
+	"img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
 	"form-action 'self'; frame-ancestors 'none'"
 
 // securityHeaders sets, on every response (errors and refusals included), the headers that
@@ -456,6 +464,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			"GET /healthz", "GET /readyz",
 			"GET /api/streams", "POST /api/streams", "GET /api/streams/{id}", "DELETE /api/streams/{id}",
 			"GET /api/streams/{id}/snapshot.jpg",
+			"POST /api/streams/{id}/whep", "DELETE /api/streams/{id}/whep/{session}", "GET /api/streams/{id}/mse (WebSocket)",
 			"GET /api/models", "GET /api/models/{name}", "POST /api/models/{name}/reload",
 			"GET /api/sinks", "GET /api/gb28181/devices", "GET /api/gb28181/upstream", "GET /api/cluster",
 			"GET /api/events (SSE)", "GET /api/ws (WebSocket)",

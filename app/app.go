@@ -47,6 +47,7 @@ type App struct {
 	evidence *evidence.Recorder // nil without an evidence section (app/evidence.go)
 	rec      *recording         // nil without a record section (app/record.go)
 	gb       *gbPlatform        // the GB28181 platform (gb28181.go), nil without a gb28181: section
+	live     *liveView          // the live view (live.go)
 
 	failed      failedStreams // configured streams that could not start (retry.go)
 	overload    *overload     // degraded streams (overload.go)
@@ -112,6 +113,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	if a.rec != nil { // the results log, closed with the sinks
 		a.sinks = append(a.sinks, a.rec)
+	}
+	if err := a.openLive(); err != nil {
+		a.closeSinks()
+		return nil, err
 	}
 	if err := a.startGB28181(); err != nil {
 		a.closeSinks()
@@ -198,7 +203,7 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 			return d, nil
 		},
 	}
-	sc.AUObserver = a.auObserver(s.ID)
+	sc.AUObserver = a.liveObserver(s.ID, a.auObserver(s.ID))
 	if s.OnGPU() {
 		if err := a.gpuStream(&sc, func() bool { return src.Info().PTSInDecodeOrder }); err != nil {
 			return err
@@ -276,6 +281,7 @@ func (a *App) RemoveStream(id string) error {
 	a.limits.drop(id)
 	a.unwatchCamera(id)
 	a.tellRemoved(id)
+	a.live.hub.Remove(id)
 	a.returnMemory(torn) // app/release.go
 	return nil
 }
@@ -311,6 +317,7 @@ func (a *App) StopWithin(drain time.Duration) error {
 	a.unwatchCamera("")
 	a.overloadEnd()
 	err := a.Pipeline.StopWithin(drain)
+	a.live.srv.Close()
 	a.stopGB28181()
 	if cerr := a.closeSinks(); err == nil {
 		err = cerr

@@ -35,6 +35,8 @@ type Config struct {
 	// Activity holds the defaults of every stream's activity settings (config/activity.go);
 	// a stream's own activity: overrides them field by field.
 	Activity *Activity `yaml:"activity,omitempty" json:"activity,omitempty"`
+	// Live holds the live view's settings (config/live.go): viewers per stream, ICE.
+	Live Live `yaml:"live,omitempty" json:"live,omitempty"`
 	// Dir is the directory relative paths are resolved against (the config file's directory).
 	Dir string `yaml:"-" json:"-"`
 }
@@ -88,7 +90,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, cc.Validate(fmt.Sprintf("models[%d].cascade[%d]", i, k)))
 		}
 	}
-	errs = append(errs, c.Sources.Validate(), c.Output.Validate())
+	errs = append(errs, c.Sources.Validate(), c.Output.Validate(), c.Live.Validate())
 	if c.Evidence != nil {
 		errs = append(errs, c.Evidence.Validate())
 	}

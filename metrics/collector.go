@@ -77,6 +77,9 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	ch <- descObjectsDropped
+	for _, d := range liveDescs {
+		ch <- d
+	}
 	for _, d := range activityDescs {
 		ch <- d
 	}
@@ -205,6 +208,7 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	collectEvidence(ref.Source, ch)
 	collectRecording(ref.Source, ch)
+	collectLive(ref.Source, ch)
 	for _, g := range ref.GPUs() {
 		dev := strconv.Itoa(g.Ordinal)
 		gauge(descGPUUsed, float64(g.MemUsed), dev)

@@ -19,7 +19,7 @@ import (
 func startAPI(ctx context.Context, a *app.App, m *metrics.Metrics, o config.Output, log *slog.Logger, node *cluster.Node) (io.Closer, error) {
 	s := &api.Server{App: a, Metrics: m, Addr: o.HTTP, Token: o.Token, Tokens: o.Tokens, Log: log, Insecure: o.Insecure,
 		AllowedHosts: o.AllowedHosts, AllowedOrigins: o.AllowedOrigins, TLSCert: o.TLSCert, TLSKey: o.TLSKey,
-		Evidence: a.Evidence()}
+		Evidence: a.Evidence(), Live: a.Live()}
 	if node != nil {
 		s.Cluster = node
 	}

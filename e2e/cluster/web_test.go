@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/coder/websocket"
+	"github.com/pion/webrtc/v4"
 
 	"github.com/vinfer/vinfer/internal/testutil/browsertest"
 )
@@ -58,6 +60,56 @@ func metric(t *testing.T, url, series string) float64 {
 	}
 	v, _ := strconv.ParseFloat(string(m[1]), 64)
 	return v
+}
+
+// liveThroughNode: the live video routes of a stream that node owner runs, asked of node p,
+// are answered by the owner (X-Vinfer-Node): a WebRTC offer gets its answer (201), the
+// fragmented MP4 WebSocket opens (101).
+func liveThroughNode(t *testing.T, p *proc, where map[string]string, owner string) {
+	t.Helper()
+	id := ""
+	for s, n := range where {
+		if n == owner {
+			id = s
+			break
+		}
+	}
+	pc, err := webrtc.NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	if _, err := pc.AddTransceiverFromKind(webrtc.RTPCodecTypeVideo, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionRecvonly}); err != nil {
+		t.Fatal(err)
+	}
+	offer, err := pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(offer); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Post(p.url+"/api/streams/"+id+"/whep", "application/sdp", strings.NewReader(pc.LocalDescription().SDP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || resp.Header.Get("X-Vinfer-Node") != owner || !strings.HasPrefix(string(body), "v=0") {
+		t.Fatalf("WHEP offer for %s (on %s) through %s: %s from %q: %s", id, owner, p.name, resp.Status, resp.Header.Get("X-Vinfer-Node"), body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, wresp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(p.url, "http")+"/api/streams/"+id+"/mse", nil)
+	if err != nil {
+		t.Fatalf("fMP4 WebSocket for %s through %s: %v", id, p.name, err)
+	}
+	c.CloseNow()
+	if got := wresp.Header.Get("X-Vinfer-Node"); got != owner {
+		t.Fatalf("fMP4 WebSocket for %s answered by %q, want %s", id, got, owner)
+	}
 }
 
 // TestClusterWeb: two vinfer processes on an embedded nats-server share 8 streams. Every node's
@@ -123,6 +175,8 @@ func TestClusterWeb(t *testing.T) {
 	if got := metric(t, a.url, `vinfer_cluster_store_recoveries_total`); got != 0 {
 		t.Errorf("vinfer_cluster_store_recoveries_total = %v on a cluster whose store was never lost, want 0", got)
 	}
+
+	liveThroughNode(t, a, where, b.name)
 
 	// The page on node-a: both nodes live, each with its streams; each card tagged with its node.
 	if err := chromedp.Do(ctx,

@@ -50,3 +50,6 @@ func (s *UDPSender) Send(t testing.TB, pkts []*rtp.Packet, gap time.Duration) {
 
 // Close closes the socket (a camera that restarts or changes its port).
 func (s *UDPSender) Close() { s.conn.Close() }
+
+// Conn is the sender's socket, for what is not RTP (RTCP multiplexed on the port, RFC 5761).
+func (s *UDPSender) Conn() *net.UDPConn { return s.conn }
