@@ -102,6 +102,7 @@ type Gate struct {
 	wakeReq atomic.Bool
 
 	gated, probes, wakes, burstUnits, burstNanos, cut atomic.Int64
+	requests                                          atomic.Int64 // WakeUp calls
 	burstStart                                        time.Time
 
 	mu       sync.Mutex // guards the fields below (Snapshot)
@@ -144,8 +145,12 @@ func (g *Gate) Seen(pts time.Duration) {
 	}
 }
 
-// WakeUp asks an idle stream to wake at its next access unit (an API call, an alarm).
-func (g *Gate) WakeUp() { g.wakeReq.Store(true) }
+// WakeUp asks an idle stream to wake at its next access unit, and a gated one to infer from
+// there (an API call, a GB28181 alarm, an ONVIF event); counted in Requests.
+func (g *Gate) WakeUp() {
+	g.requests.Add(1)
+	g.wakeReq.Store(true)
+}
 
 // Admit decides what to do with the stream's next access unit (before decoding it).
 func (g *Gate) Admit(au *media.AccessUnit) Action {
@@ -361,7 +366,7 @@ func (g *Gate) infer(f *frame.Frame, yes bool) Verdict {
 // Snapshot returns the gate's state and counters.
 func (g *Gate) Snapshot(mode string) defs.Activity {
 	a := defs.Activity{Mode: mode, State: g.State(), Gated: g.gated.Load(), Probes: g.probes.Load(),
-		Wakes: g.wakes.Load(), BurstUnits: g.burstUnits.Load(), BurstNanos: g.burstNanos.Load(), Cut: g.cut.Load()}
+		Wakes: g.wakes.Load(), BurstUnits: g.burstUnits.Load(), BurstNanos: g.burstNanos.Load(), Cut: g.cut.Load(), Requests: g.requests.Load()}
 	g.mu.Lock()
 	a.Fraction, a.GOP, a.IdleOff = g.fraction, g.gopLen, g.idleOff
 	a.Boxes = append([]defs.MotionBox(nil), g.boxes...)

@@ -266,6 +266,14 @@ func setField(m *Message, name, v string) {
 		fmt.Sscan(v, &m.Channel)
 	case "NotifyType":
 		m.NotifyType = v
+	case "AlarmPriority":
+		m.AlarmPriority = v
+	case "AlarmMethod":
+		m.AlarmMethod = v
+	case "AlarmTime":
+		m.AlarmTime = v
+	case "AlarmDescription":
+		m.AlarmDescription = v
 	}
 }
 
