@@ -20,7 +20,7 @@ import (
 // /api/streams/{id}/wake does; an alarm naming the device wakes all its gated streams. Each is
 // counted (alarms, alarm_wakes; alarm_not_woken for a stream without gating, alarm_unmatched
 // for a channel no stream plays), shown on the channel's stream, and answered with an Alarm
-// Response.
+// Response. A device that did not register is refused (403) and wakes nothing.
 func TestGB28181AlarmWakes(t *testing.T) {
 	const (
 		serverID = "34020000002000000001"
@@ -94,5 +94,14 @@ func TestGB28181AlarmWakes(t *testing.T) {
 	})
 	if c := counters(); c["alarm_wakes"] != 2 || c["alarm_not_woken"] != 2 || c["alarm_unmatched"] != 1 || requests("door") != 2 || requests("yard") != -1 {
 		t.Fatalf("counters %v, door's wake requests %d, yard's %d", c, requests("door"), requests("yard"))
+	}
+
+	// a device that did not register cannot wake anything, even naming the door's channel
+	stranger := gbsim.New(t, serverID, info.Listen, "UDP", "34020000001320000099", "")
+	if m := stranger.Alarm(d.Channels[0], "forged"); m.Status() != 403 {
+		t.Fatalf("alarm from an unregistered device: %s, want 403", m.Start)
+	}
+	if c := counters(); c["alarms"] != 4 || requests("door") != 2 {
+		t.Fatalf("after a forged alarm: counters %v, door's wake requests %d", c, requests("door"))
 	}
 }

@@ -58,8 +58,10 @@ func (s *Server) alarm(id string, m *manscdp.Message, streams []string) {
 			continue
 		}
 		s.Counters.AlarmWakes.Add(1)
-		s.Logger.Info("alarm wakes the stream", "device", id, "channel", m.DeviceID, "stream", st,
-			"priority", m.AlarmPriority, "method", m.AlarmMethod)
+		if n, ok := s.limited.allow("alarm_wake " + st); ok { // a device's alarm storm cannot flood the log
+			s.Logger.Info("alarm wakes the stream", "device", id, "channel", m.DeviceID, "stream", st,
+				"priority", m.AlarmPriority, "method", m.AlarmMethod, "unlogged_since_last", n)
+		}
 	}
 	if s.alarmAnswers.Add(1) > maxAlarmAnswers {
 		s.alarmAnswers.Add(-1)
