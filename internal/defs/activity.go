@@ -57,6 +57,8 @@ type Activity struct {
 	Cut int64
 	// Requests counts the wakes asked from outside (WakeStream: the API, a GB28181 alarm).
 	Requests int64
+	// Cropped counts the frames inferred on the motion regions' crop (crop: motion).
+	Cropped int64
 	// GOP is the last measured key-frame interval (0: not yet known).
 	GOP time.Duration
 	// IdleOff says why idle decoding is off for this stream ("" when it is available).
