@@ -38,7 +38,8 @@ func (g *Gate) SeenArea(pts time.Duration, x0, y0, x1, y1 int) {
 // Crop returns the rectangle of f (x, y, w, h in pixels) the detector sees instead of the
 // whole frame, for a frame Frame just decided to infer: the union of its motion regions and
 // the live objects' area, with a margin. ok is false for the whole frame: crop off, nothing
-// to crop to (a refresh), or a crop over half the frame. Counted in Cropped when ok.
+// to crop to (a refresh), or a crop over half the frame. The stream calls CropUsed when it
+// inferred the crop.
 func (g *Gate) Crop(f *frame.Frame) (x, y, w, h int, ok bool) {
 	if !g.s.Crop || f.Width <= 0 || f.Height <= 0 {
 		return 0, 0, 0, 0, false
@@ -64,9 +65,11 @@ func (g *Gate) Crop(f *frame.Frame) (x, y, w, h int, ok bool) {
 	if float64(w)*float64(h) > cropMaxShare*float64(f.Width)*float64(f.Height) {
 		return 0, 0, 0, 0, false
 	}
-	g.cropped.Add(1)
 	return r[0], r[1], w, h, true
 }
+
+// CropUsed counts a frame inferred on its crop (Snapshot's Cropped).
+func (g *Gate) CropUsed() { g.cropped.Add(1) }
 
 func pick(r, b [4]int, have bool) [4]int {
 	if !have {

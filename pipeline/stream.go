@@ -306,6 +306,7 @@ func (s *stream) prepare(it *item, dst []float32) error {
 	if c := it.crop; c[2] > 0 {
 		if x, y, ok := it.frame.CropInto(&s.cropView, c[0], c[1], c[2], c[3]); ok {
 			src, it.cropX, it.cropY = &s.cropView, float32(x), float32(y)
+			s.gate.CropUsed()
 		}
 	}
 	tr, err := s.cfg.Preprocessor.Run(src, dst)
