@@ -39,6 +39,8 @@ type Settings struct {
 	MinFraction float64
 	// Motion configures the detector.
 	Motion motion.Config
+	// Crop makes Crop return the motion regions' and live objects' crop (crop: motion).
+	Crop bool
 }
 
 // ErrSettings wraps invalid Settings.
@@ -102,6 +104,8 @@ type Gate struct {
 	wakeReq atomic.Bool
 
 	gated, probes, wakes, burstUnits, burstNanos, cut atomic.Int64
+	requests                                          atomic.Int64 // WakeUp calls
+	cropped                                           atomic.Int64 // frames inferred on a crop
 	burstStart                                        time.Time
 
 	mu       sync.Mutex // guards the fields below (Snapshot)
@@ -109,6 +113,9 @@ type Gate struct {
 	boxes    []defs.MotionBox
 	gopLen   time.Duration
 	idleOff  string
+	// area is the live objects' area (SeenArea), kept until areaUntil.
+	area               [4]int
+	areaPTS, areaUntil time.Duration
 }
 
 // New returns a gate; errors wrap ErrSettings or motion.ErrConfig.
@@ -122,6 +129,7 @@ func New(s Settings) (*Gate, error) {
 	}
 	g := &Gate{s: s, det: det, gop: gop{limit: s.GOPBytes}, boxes: make([]defs.MotionBox, 0, 16)}
 	g.live.Store(math.MinInt64)
+	g.areaPTS, g.areaUntil = math.MinInt64, math.MinInt64
 	g.state.Store(uint32(defs.ActivityGated))
 	return g, nil
 }
@@ -144,8 +152,13 @@ func (g *Gate) Seen(pts time.Duration) {
 	}
 }
 
-// WakeUp asks an idle stream to wake at its next access unit (an API call, an alarm).
-func (g *Gate) WakeUp() { g.wakeReq.Store(true) }
+// WakeUp asks an idle stream to wake at its next access unit; for a stream not idle it counts
+// as activity then (idle_after starts again). An API call, a GB28181 alarm, an ONVIF event;
+// counted in Requests.
+func (g *Gate) WakeUp() {
+	g.requests.Add(1)
+	g.wakeReq.Store(true)
+}
 
 // Admit decides what to do with the stream's next access unit (before decoding it).
 func (g *Gate) Admit(au *media.AccessUnit) Action {
@@ -261,6 +274,9 @@ func (g *Gate) restart(pts time.Duration) {
 	g.forceUntil, g.replayed = math.MinInt64, math.MinInt64
 	g.probing, g.wakePending, g.idlePending, g.skipToKey = false, false, false, false
 	g.live.Store(math.MinInt64)
+	g.mu.Lock()
+	g.areaPTS, g.areaUntil = math.MinInt64, math.MinInt64
+	g.mu.Unlock()
 	g.gop.reset()
 	g.setState(defs.ActivityGated)
 }
@@ -361,7 +377,7 @@ func (g *Gate) infer(f *frame.Frame, yes bool) Verdict {
 // Snapshot returns the gate's state and counters.
 func (g *Gate) Snapshot(mode string) defs.Activity {
 	a := defs.Activity{Mode: mode, State: g.State(), Gated: g.gated.Load(), Probes: g.probes.Load(),
-		Wakes: g.wakes.Load(), BurstUnits: g.burstUnits.Load(), BurstNanos: g.burstNanos.Load(), Cut: g.cut.Load()}
+		Wakes: g.wakes.Load(), BurstUnits: g.burstUnits.Load(), BurstNanos: g.burstNanos.Load(), Cut: g.cut.Load(), Requests: g.requests.Load(), Cropped: g.cropped.Load()}
 	g.mu.Lock()
 	a.Fraction, a.GOP, a.IdleOff = g.fraction, g.gopLen, g.idleOff
 	a.Boxes = append([]defs.MotionBox(nil), g.boxes...)

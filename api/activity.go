@@ -26,6 +26,10 @@ type ActivityView struct {
 	BurstMS          float64 `json:"burst_ms"`
 	// Cut counts access units a full GOP buffer refused.
 	Cut int64 `json:"cut"`
+	// WakeRequests counts the wakes asked from outside (this API's wake, a GB28181 alarm).
+	WakeRequests int64 `json:"wake_requests"`
+	// FramesCropped counts frames inferred on the motion regions' crop (crop: motion).
+	FramesCropped int64 `json:"frames_cropped"`
 	// GOPSeconds is the measured key-frame interval; IdleOff why idle decoding is off.
 	GOPSeconds float64 `json:"gop_seconds"`
 	IdleOff    string  `json:"idle_off,omitempty"`
@@ -38,7 +42,7 @@ func activityView(a *defs.Activity) *ActivityView {
 	v := &ActivityView{Mode: a.Mode, State: a.State.String(), MotionFraction: round4(a.Fraction),
 		MotionBoxes: make([][4]int, 0, len(a.Boxes)), FramesGated: a.Gated, KeyFrameProbes: a.Probes,
 		Wakes: a.Wakes, BurstAccessUnits: a.BurstUnits, BurstMS: round2(float64(a.BurstNanos) / 1e6),
-		Cut: a.Cut, GOPSeconds: round2(a.GOP.Seconds()), IdleOff: a.IdleOff}
+		Cut: a.Cut, WakeRequests: a.Requests, FramesCropped: a.Cropped, GOPSeconds: round2(a.GOP.Seconds()), IdleOff: a.IdleOff}
 	for _, b := range a.Boxes {
 		v.MotionBoxes = append(v.MotionBoxes, [4]int{b.X0, b.Y0, b.X1, b.Y1})
 	}

@@ -105,6 +105,15 @@ func TestWebDevices(t *testing.T) {
 	t.Logf("%s: %d frames inferred, %d detections, %d cars", id, st.Inferred, st.Detections, st.Classes["car"])
 	shoot(t, ctx, "web-devices-playing.png")
 
+	// The device raises an alarm on the channel: its stream's chip counts it.
+	if m := d.Alarm(ch, "移动侦测"); m.Status() != 200 {
+		t.Fatalf("alarm: %s", m.Start)
+	}
+	poll[bool](t, ctx, "alarm shown", fmt.Sprintf(`(() => {
+		const c = document.querySelector('%s .gb-stream[data-stream="%s"]');
+		return !!c && c.dataset.alarms === '1' && c.textContent.endsWith(' · 1 alarm') && c.title.includes('移动侦测');
+	})()`, dev, id), 60*time.Second)
+
 	// Keepalives stop: the device turns offline on the page, its stream waits for it.
 	close(stop)
 	stopped = true

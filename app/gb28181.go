@@ -26,7 +26,7 @@ func (a *App) startGB28181() error {
 	if a.Config.GB28181 == nil {
 		return nil
 	}
-	srv := &platform.Server{Config: *a.Config.GB28181, Logger: a.Log}
+	srv := &platform.Server{Config: *a.Config.GB28181, Logger: a.Log, Waker: a}
 	if err := srv.Init(); err != nil {
 		return err
 	}

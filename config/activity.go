@@ -82,7 +82,14 @@ type Activity struct {
 	Lighting float64 `yaml:"lighting,omitempty" json:"lighting,omitempty"`
 	// Mask lists polygons, in frame pixels, where motion is ignored (a clock, trees).
 	Mask [][]analytics.Point `yaml:"mask,omitempty" json:"mask,omitempty"`
+	// Crop is "motion" to run the detector on the crop around the motion regions and the live
+	// tracks instead of the whole frame (the full frame when that crop is large); "" or "off":
+	// the whole frame.
+	Crop string `yaml:"crop,omitempty" json:"crop,omitempty"`
 }
+
+// CropMotion is Activity.Crop's value for crop-only inference.
+const CropMotion = "motion"
 
 // Enabled reports whether the stream gates (a nil Activity is off).
 func (a *Activity) Enabled() bool {
@@ -111,6 +118,7 @@ func (a *Activity) Over(def *Activity) *Activity {
 	if c.Mask == nil {
 		c.Mask = def.Mask
 	}
+	c.Crop = cmp.Or(c.Crop, def.Crop)
 	return &c
 }
 
@@ -148,6 +156,9 @@ func (a *Activity) Validate() error {
 		if d.v != 0 && (time.Duration(d.v) < d.min || time.Duration(d.v) > time.Hour) {
 			errs = append(errs, fmt.Errorf("activity.%s %v must be between %v and 1h", d.name, time.Duration(d.v), d.min))
 		}
+	}
+	if a.Crop != "" && a.Crop != "off" && a.Crop != CropMotion {
+		errs = append(errs, fmt.Errorf("activity.crop %.32q must be motion or off", a.Crop))
 	}
 	if a.GOPBytes != 0 && (a.GOPBytes < 64<<10 || a.GOPBytes > MaxGOPBytes) {
 		errs = append(errs, fmt.Errorf("activity.gop_bytes %d must be between 65536 and %d", a.GOPBytes, MaxGOPBytes))

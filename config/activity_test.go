@@ -50,6 +50,7 @@ func TestActivityInvalid(t *testing.T) {
 		{"{max_gop: -1s}", "activity.max_gop"},
 		{"{gop_bytes: 100}", "activity.gop_bytes"},
 		{"{gop_bytes: 1099511627776}", "activity.gop_bytes"},
+		{"{crop: everything}", "activity.crop"},
 		{"{min_fraction: 1.5}", "activity.min_fraction"},
 		{"{threshold: 300}", "activity.threshold"},
 		{"{width: 4}", "activity.width"},

@@ -9,6 +9,7 @@ import (
 	"github.com/vinfer/vinfer/activity"
 	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/detect"
 	"github.com/vinfer/vinfer/sink"
 )
 
@@ -27,7 +28,7 @@ func newGate(s *config.Stream, sc *scene) (*activity.Gate, error) {
 	}
 	set := activity.Settings{Idle: a.Mode == config.ActivityIdle, Refresh: refresh, IdleAfter: idleAfter,
 		MaxGOP: maxGOP, Hold: hold, GOPBytes: cmp.Or(a.GOPBytes, config.DefaultGOPBytes),
-		MinFraction: cmp.Or(a.MinFraction, config.DefaultMinFraction), Motion: a.Motion()}
+		MinFraction: cmp.Or(a.MinFraction, config.DefaultMinFraction), Motion: a.Motion(), Crop: a.Crop == config.CropMotion}
 	return activity.New(set)
 }
 
@@ -77,6 +78,37 @@ func hasObjects(r *sink.Result, tracked bool, w watched) bool {
 		}
 	}
 	return false
+}
+
+// seen tells a gated stream's gate that r shows objects that keep it active, and where they
+// are (the crop of crop: motion keeps their area).
+func seen(g *activity.Gate, r *sink.Result, tracked bool, w watched) {
+	g.Seen(r.PTS)
+	var a [4]float32
+	have := false
+	for i := range r.Detections {
+		d := &r.Detections[i]
+		if (tracked && d.TrackID == 0) || (w != nil && !w[d.Label]) {
+			continue
+		}
+		if !have {
+			a, have = d.Box, true
+			continue
+		}
+		a = [4]float32{min(a[0], d.Box[0]), min(a[1], d.Box[1]), max(a[2], d.Box[2]), max(a[3], d.Box[3])}
+	}
+	if have {
+		g.SeenArea(r.PTS, int(a[0]), int(a[1]), int(a[2]+0.5), int(a[3]+0.5))
+	}
+}
+
+// cropBox shifts the boxes of a frame inferred on a crop whose top-left corner is (x, y) in
+// the frame into frame pixels.
+func cropBox(dets []detect.Detection, x, y float32) {
+	for i := range dets {
+		b := &dets[i].Box
+		b[0], b[1], b[2], b[3] = b[0]+x, b[1]+y, b[2]+x, b[3]+y
+	}
 }
 
 // ErrNotGated is returned by Wake for a stream without activity gating.

@@ -468,7 +468,7 @@ func (p *Pipeline) deliver(msg resultMsg) {
 		r.Events = r.Events[:0]
 	}
 	if g := msg.st.gate; g != nil && hasObjects(r, msg.st.scene != nil, msg.st.watch) {
-		g.Seen(r.PTS)
+		seen(g, r, msg.st.scene != nil, msg.st.watch)
 	}
 	for _, s := range p.opts.Sinks {
 		if err := s.Write(r); err != nil && p.sinkErr == nil {

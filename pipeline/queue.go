@@ -29,6 +29,10 @@ type item struct {
 	frame  *frame.Frame // the decoded frame, held until its result is out or it is dropped
 	tr     preprocess.Transform
 	failed bool // preprocessing failed: dropped after its batch ran
+	// crop is the rectangle (x, y, w, h) of the frame the detector sees (activity crop:
+	// motion; w 0: the whole frame); cropX, cropY where the crop used starts.
+	crop         [4]int
+	cropX, cropY float32
 
 	index     int64
 	pts       time.Duration

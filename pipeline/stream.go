@@ -84,9 +84,12 @@ type stream struct {
 	stats  *StreamStats
 	q      *queue
 	sched  *scheduler
-	prepMu sync.Mutex      // held around cfg.Preprocessor.Run (items of one batch prepare in parallel)
-	ownPre *preprocess.CPU // the preprocessor the pipeline made for the stream (nil: the caller's)
-	p      *Pipeline
+	prepMu sync.Mutex // held around cfg.Preprocessor.Run (items of one batch prepare in parallel)
+	// cropView is the view of a frame's crop the detector sees (activity crop: motion), under
+	// prepMu.
+	cropView frame.Frame
+	ownPre   *preprocess.CPU // the preprocessor the pipeline made for the stream (nil: the caller's)
+	p        *Pipeline
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -275,6 +278,11 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		}
 		it := item{st: s, index: f.Index, pts: f.PTS, wallclock: f.Wallclock,
 			width: f.Width, height: f.Height, decoded: time.Now(), decodeDur: decodeDur}
+		if s.gate != nil {
+			if x, y, w, h, ok := s.gate.Crop(f); ok {
+				it.crop = [4]int{x, y, w, h}
+			}
+		}
 		return s.queueFrame(ctx, it, f)
 	}
 }
@@ -294,7 +302,14 @@ func (s *stream) prepare(it *item, dst []float32) error {
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	t0 := time.Now()
-	tr, err := s.cfg.Preprocessor.Run(it.frame, dst)
+	src := it.frame
+	if c := it.crop; c[2] > 0 {
+		if x, y, ok := it.frame.CropInto(&s.cropView, c[0], c[1], c[2], c[3]); ok {
+			src, it.cropX, it.cropY = &s.cropView, float32(x), float32(y)
+			s.gate.CropUsed()
+		}
+	}
+	tr, err := s.cfg.Preprocessor.Run(src, dst)
 	it.prepDur = time.Since(t0)
 	if err != nil {
 		return fmt.Errorf("stream %s: preprocess frame %d: %w", s.cfg.ID, it.index, err)

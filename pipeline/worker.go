@@ -232,6 +232,9 @@ func (m *modelRunner) result(dec detect.Decoder, outs []tensor.Tensor, b int, it
 	res.Width, res.Height = it.width, it.height
 	res.Model = m.eng.Name()
 	res.Detections = dec.Decode(outs, b, it.tr, res.Detections[:0])
+	if it.cropX != 0 || it.cropY != 0 {
+		cropBox(res.Detections, it.cropX, it.cropY)
+	}
 	res.Detections = it.st.rules.Apply(res.Detections, it.width, it.height)
 	res.Decode, res.Preprocess, res.Inference, res.Postprocess = it.decodeDur, it.prepDur, now.Sub(t0), time.Since(t1)
 	res.Batch = n

@@ -85,11 +85,14 @@ function gbChannel(d, c) {
   if (streams.length) {
     const box = gbEl("div", "gb-streams");
     for (const s of streams) {
-      const chip = gbEl("button", "gb-stream " + s.state, `${s.id} · ${s.state}`);
+      const alarms = s.alarms ? ` · ${s.alarms} alarm${s.alarms === 1 ? "" : "s"}` : "";
+      const chip = gbEl("button", "gb-stream " + s.state, `${s.id} · ${s.state}${alarms}`);
       chip.dataset.stream = s.id;
       chip.dataset.state = s.state;
+      chip.dataset.alarms = s.alarms || 0;
       chip.title = [`transport ${s.transport}`, `SSRC ${s.ssrc}`, s.port ? `port ${s.port}` : "",
-        `${s.invites} INVITE${s.invites === 1 ? "" : "s"}`, s.last_error || ""].filter(Boolean).join(" · ");
+        `${s.invites} INVITE${s.invites === 1 ? "" : "s"}`, s.last_error || "",
+        s.last_alarm ? `last alarm ${s.last_alarm}` : ""].filter(Boolean).join(" · ");
       chip.addEventListener("click", () => select(s.id));
       box.append(chip);
     }

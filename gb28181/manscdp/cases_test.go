@@ -50,6 +50,20 @@ var cases = []decodeCase{
 </Notify>`), nil, func(m *Message) bool {
 		return m.Root == RootNotify && m.CmdType == CmdKeepalive && m.SN == 43 && m.DeviceID == "64010000001110000001" && m.Status == "OK"
 	}},
+	{"alarm GBK", gbk(`<?xml version="1.0" encoding="GB2312"?>
+<Notify>
+<CmdType>Alarm</CmdType>
+<SN>7</SN>
+<DeviceID>34020000001310000001</DeviceID>
+<AlarmPriority>1</AlarmPriority>
+<AlarmMethod>5</AlarmMethod>
+<AlarmTime>2026-12-06T02:50:00</AlarmTime>
+<AlarmDescription>移动侦测</AlarmDescription>
+<Info><AlarmType>2</AlarmType></Info>
+</Notify>`), nil, func(m *Message) bool {
+		return m.Root == RootNotify && m.CmdType == CmdAlarm && m.SN == 7 && m.DeviceID == "34020000001310000001" &&
+			m.AlarmPriority == "1" && m.AlarmMethod == "5" && m.AlarmTime == "2026-12-06T02:50:00" && m.AlarmDescription == "移动侦测"
+	}},
 	{"catalog GBK", gbk(catalog4), nil, func(m *Message) bool {
 		it := m.DeviceList.Items
 		return m.Root == RootResponse && m.CmdType == CmdCatalog && m.SumNum == 4 && m.DeviceList.Num == 4 && len(it) == 4 &&

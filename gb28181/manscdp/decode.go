@@ -272,6 +272,12 @@ func setField(m *Message, name, v string) {
 		fmt.Sscan(v, &m.EndAlarmPriority)
 	case "AlarmMethod":
 		m.AlarmMethod = strings.TrimSpace(v)
+	case "AlarmPriority":
+		m.AlarmPriority = v
+	case "AlarmTime":
+		m.AlarmTime = v
+	case "AlarmDescription":
+		m.AlarmDescription = v
 	}
 }
 

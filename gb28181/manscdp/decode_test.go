@@ -25,3 +25,10 @@ func TestQueryRoundTrip(t *testing.T) {
 		t.Fatalf("%+v %v", m, err)
 	}
 }
+
+func TestAlarmResponse(t *testing.T) {
+	m, err := Decode(AlarmResponse(7, "34020000001310000001"))
+	if err != nil || m.Root != RootResponse || m.CmdType != CmdAlarm || m.SN != 7 || m.DeviceID != "34020000001310000001" || m.Result != "OK" {
+		t.Fatalf("%+v %v", m, err)
+	}
+}

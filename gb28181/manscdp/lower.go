@@ -17,7 +17,6 @@ import (
 // More command types.
 const (
 	CmdDeviceStatus = "DeviceStatus"
-	CmdAlarm        = "Alarm"
 )
 
 // Alarm methods and video alarm types (GB/T 28181-2016 §A.2.5.4, Table A.1/A.2).

@@ -1,6 +1,6 @@
 // Package manscdp reads and writes the MANSCDP XML bodies of GB28181 SIP MESSAGEs (GB/T
 // 28181-2016 §A.2, "监控报警联网系统控制描述协议"): the Keepalive and MediaStatus notifications,
-// the Catalog and DeviceInfo queries and their responses. Devices write them in GB2312 (or GBK,
+// the Alarm notification, the Catalog and DeviceInfo queries and their responses. Devices write them in GB2312 (or GBK,
 // GB18030) and now and then in UTF-8; Decode accepts all of these, bounds the body's size, the
 // number of catalog items and the nesting, and never expands entities (an XML bomb is refused).
 package manscdp
@@ -19,6 +19,7 @@ const (
 	CmdCatalog     = "Catalog"
 	CmdDeviceInfo  = "DeviceInfo"
 	CmdMediaStatus = "MediaStatus"
+	CmdAlarm       = "Alarm"
 )
 
 // MediaStatusEnd is the NotifyType of the end of a file's playback (§A.2.5.6, "121").
@@ -53,7 +54,13 @@ type Message struct {
 	// EndAlarmPriority (0: any) and AlarmMethod, the methods' digits ("5", "25"; "" or "0":
 	// any).
 	StartAlarmPriority, EndAlarmPriority int
-	AlarmMethod                          string
+	// AlarmMethod is the subscription's filter above, or an alarm notification's method.
+	AlarmMethod string `xml:"AlarmMethod"`
+	// Alarm notification fields (§A.2.5.5): priority 1 (highest) to 4, method 1 (phone) to 7
+	// (other; 2 device, 5 video), time as the device wrote it (ISO 8601 local), free text.
+	AlarmPriority    string `xml:"AlarmPriority"`
+	AlarmTime        string `xml:"AlarmTime"`
+	AlarmDescription string `xml:"AlarmDescription"`
 }
 
 // WantsAlarm reports whether an alarm subscription with m's filter wants an alarm of priority

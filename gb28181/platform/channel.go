@@ -51,8 +51,11 @@ type Channel struct {
 	state   string
 	lastErr string
 	invites uint64
-	closed  bool
-	pending *pendingInvite // the INVITE waiting for its answer
+	// alarms counts the Alarm notifications naming the channel; lastAlarm is the last one.
+	alarms    uint64
+	lastAlarm string
+	closed    bool
+	pending   *pendingInvite // the INVITE waiting for its answer
 
 	wakeC  chan struct{}
 	ctx    context.Context
@@ -344,7 +347,7 @@ func (c *Channel) snapshot() defs.GB28181Stream {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := defs.GB28181Stream{ID: c.id, State: c.state, Transport: c.ch.Transport, SSRC: c.ssrc.String(), Port: c.port,
-		Invites: c.invites, LastError: c.lastErr}
+		Invites: c.invites, LastError: c.lastErr, Alarms: c.alarms, LastAlarm: c.lastAlarm}
 	if c.sess != nil {
 		st.CallID = c.sess.callID
 	}

@@ -35,6 +35,12 @@ type Counters struct {
 	Byes            atomic.Uint64 // BYEs sent
 	Cancels         atomic.Uint64 // CANCELs sent (INVITEs given up after a provisional answer)
 	ByesReceived    atomic.Uint64 // BYEs from devices
+	Alarms          atomic.Uint64 // Alarm notifications (§A.2.5.5) from registered devices
+	AlarmWakes      atomic.Uint64 // streams an alarm woke
+	AlarmUnmatched  atomic.Uint64 // alarms naming a channel no stream plays
+	AlarmNotWoken   atomic.Uint64 // streams an alarm named that could not wake (no activity gating)
+	// AlarmAnswersDropped counts alarms not answered with a Response: too many in flight.
+	AlarmAnswersDropped atomic.Uint64
 }
 
 // Map returns the counters by name.
@@ -49,5 +55,7 @@ func (c *Counters) Map() map[string]uint64 {
 		"device_infos": c.DeviceInfos.Load(), "media_status": c.MediaStatus.Load(), "offline": c.Offline.Load(),
 		"invites": c.Invites.Load(), "invite_failures": c.InviteFailures.Load(), "ssrc_mismatch": c.SSRCMismatch.Load(),
 		"media_timeouts": c.MediaTimeouts.Load(), "byes": c.Byes.Load(), "cancels": c.Cancels.Load(), "byes_received": c.ByesReceived.Load(),
+		"alarms": c.Alarms.Load(), "alarm_wakes": c.AlarmWakes.Load(), "alarm_unmatched": c.AlarmUnmatched.Load(),
+		"alarm_not_woken": c.AlarmNotWoken.Load(), "alarm_answers_dropped": c.AlarmAnswersDropped.Load(),
 	}
 }

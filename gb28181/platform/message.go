@@ -13,7 +13,8 @@ import (
 )
 
 // onMessage handles MESSAGE requests carrying MANSCDP (GB/T 28181-2016 §9.3, §9.5, §A.2):
-// Keepalive notifications, Catalog and DeviceInfo responses, MediaStatus notifications. A
+// Keepalive notifications, Catalog and DeviceInfo responses, MediaStatus and Alarm
+// notifications (an alarm wakes the streams of its channel: alarm.go). A
 // body that does not decode is answered 400 (413 when too large), a device that is not
 // registered, or not at its registered address, 403, each counted; with message_auth, a
 // MESSAGE without a valid digest is challenged like a REGISTER.
@@ -61,6 +62,7 @@ func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	}
 	d.lastSeen = now
+	var alarmed []string
 	back := !d.online
 	if back {
 		d.online = true
@@ -87,6 +89,8 @@ func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 		d.info.DeviceList = manscdp.DeviceList{}
 	case manscdp.CmdMediaStatus:
 		s.Counters.MediaStatus.Add(1)
+	case manscdp.CmdAlarm:
+		alarmed = s.alarmedLocked(id, m)
 	}
 	s.mu.Unlock()
 	if back {
@@ -97,6 +101,9 @@ func (s *Server) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 		s.endSession(string(*req.CallID()), req.Source(), req.Transport(), "media status: stream ended")
 	}
 	s.respond(req, tx, 200, "OK")
+	if m.CmdType == manscdp.CmdAlarm {
+		s.alarm(id, m, alarmed)
+	}
 }
 
 // onBye handles a device ending a session: its channel invites again. Only the session's

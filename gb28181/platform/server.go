@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/emiago/sipgo"
@@ -43,6 +44,9 @@ type Server struct {
 	Logger *slog.Logger
 
 	Counters Counters
+	// Waker wakes the activity-gated streams an Alarm notification concerns (the app); nil:
+	// alarms are counted, not acted on.
+	Waker defs.Waker
 
 	ua       *sipgo.UserAgent
 	srv      *sipgo.Server
@@ -64,6 +68,8 @@ type Server struct {
 	devices  map[string]*device
 	channels map[*Channel]bool
 	sn       int64
+
+	alarmAnswers atomic.Int64 // Alarm Responses in flight
 
 	ctx       context.Context
 	cancel    context.CancelFunc

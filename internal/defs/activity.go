@@ -27,7 +27,8 @@ func (s ActivityState) String() string {
 	return "unknown"
 }
 
-// Waker wakes gated streams (POST /api/streams/{id}/wake).
+// Waker wakes gated streams from outside: POST /api/streams/{id}/wake, a GB28181 alarm (and
+// any other event source, e.g. ONVIF, through the same call).
 type Waker interface {
 	// WakeStream makes a gated stream analyse every frame from its next access unit; an idle
 	// one decodes the access units held since its last key frame first. It fails for a stream
@@ -54,6 +55,10 @@ type Activity struct {
 	Probes, Wakes, BurstUnits, BurstNanos int64
 	// Cut counts access units a full GOP buffer refused (lost to a wake's burst).
 	Cut int64
+	// Requests counts the wakes asked from outside (WakeStream: the API, a GB28181 alarm).
+	Requests int64
+	// Cropped counts the frames inferred on the motion regions' crop (crop: motion).
+	Cropped int64
 	// GOP is the last measured key-frame interval (0: not yet known).
 	GOP time.Duration
 	// IdleOff says why idle decoding is off for this stream ("" when it is available).

@@ -65,4 +65,8 @@ type GB28181Stream struct {
 	CallID    string `json:"call_id,omitempty"`
 	Invites   uint64 `json:"invites"`
 	LastError string `json:"last_error,omitempty"`
+	// Alarms counts the device's Alarm notifications for the channel (each wakes the stream
+	// when it is activity-gated); LastAlarm is the last one: time, priority, method, text.
+	Alarms    uint64 `json:"alarms,omitempty"`
+	LastAlarm string `json:"last_alarm,omitempty"`
 }

@@ -44,8 +44,9 @@ type Device struct {
 	Speed float64
 	// Sent counts the clip's frames sent, all sessions together.
 	Sent atomic.Int64
-	// Invites, Byes and Queries count the requests received.
-	Invites, Byes, Queries atomic.Int64
+	// Invites, Byes and Queries count the requests received; AlarmAnswers the platform's
+	// Alarm Responses among the queries.
+	Invites, Byes, Queries, AlarmAnswers atomic.Int64
 	// LastInviteSDP is the last INVITE's offer (a string).
 	LastInviteSDP atomic.Value
 	// NoMedia: answer INVITEs but send nothing.
@@ -224,6 +225,8 @@ func (d *Device) handle(m *Msg) {
 		d.reply(m, 200, "OK", "", nil)
 		d.Queries.Add(1)
 		switch {
+		case bytes.Contains(m.Body, []byte("<Response>")) && bytes.Contains(m.Body, []byte("<CmdType>Alarm</CmdType>")):
+			d.AlarmAnswers.Add(1)
 		case bytes.Contains(m.Body, []byte("<CmdType>Catalog</CmdType>")):
 			go d.sendCatalog(snOf(m.Body))
 		case bytes.Contains(m.Body, []byte("<CmdType>DeviceInfo</CmdType>")):
@@ -382,6 +385,14 @@ func (d *Device) Message(body string, gbk bool) *Msg {
 		b, _ = simplifiedchinese.GBK.NewEncoder().Bytes(b)
 	}
 	return d.request("MESSAGE", fmt.Sprintf("sip:%s@%s", d.ServerID, d.Domain), nil, "Application/MANSCDP+xml", b)
+}
+
+// Alarm sends a Notify/Alarm for channel (a channel ID, or the device's own ID) as GB/T
+// 28181-2016 §A.2.5.5 shows it (priority 1, method 5: a video alarm), description in GBK, and
+// returns the response.
+func (d *Device) Alarm(channel, description string) *Msg {
+	return d.Message(fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Notify>\r\n<CmdType>Alarm</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<AlarmPriority>1</AlarmPriority>\r\n<AlarmMethod>5</AlarmMethod>\r\n<AlarmTime>%s</AlarmTime>\r\n<AlarmDescription>%s</AlarmDescription>\r\n<Info>\r\n<AlarmType>2</AlarmType>\r\n</Info>\r\n</Notify>\r\n",
+		rand.IntN(1e6), channel, time.Now().Format("2006-01-02T15:04:05"), description), true)
 }
 
 // Keepalive sends one Notify/Keepalive and returns the response.
