@@ -106,10 +106,11 @@ func TestRecordingAndResultsLog(t *testing.T) {
 	if len(liveRows) == 0 {
 		t.Fatal("no detections in the live results")
 	}
-	// The reference: the live run's confident boxes (so that the scores are not all perfect).
+	// The reference: the live run's boxes of even frames, so that the scores are not perfect
+	// whatever the scores of a run on a loaded machine (odd frames' boxes are false positives).
 	var gt []mot.Row
 	for _, r := range liveRows {
-		if r.Conf >= 0.4 && r.ID > 0 {
+		if r.Frame%2 == 0 && r.ID > 0 {
 			gt = append(gt, r)
 		}
 	}
