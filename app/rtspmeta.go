@@ -1,0 +1,32 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/vinfer/vinfer/onvifmeta"
+)
+
+// openRTSPMeta starts the RTSP server of output.rtsp (package onvifmeta): each stream's video
+// with its ONVIF metadata track. It joins the app's own sinks (closed with them).
+func (a *App) openRTSPMeta() error {
+	r := a.Config.Output.RTSP
+	if r == nil {
+		return nil
+	}
+	srv, err := onvifmeta.New(onvifmeta.Config{Listen: r.Listen, MaxClients: r.MaxClients, User: r.User,
+		Password: a.Config.Output.RTSPPassword(), WriteQueue: r.WriteQueue, Logger: a.Log})
+	if err != nil {
+		return fmt.Errorf("output.rtsp: %w", err)
+	}
+	a.rtspMeta = srv
+	a.sinks = append(a.sinks, srv)
+	return nil
+}
+
+// RTSPMetaAddr is the address output.rtsp listens on, "" without it.
+func (a *App) RTSPMetaAddr() string {
+	if a.rtspMeta == nil {
+		return ""
+	}
+	return a.rtspMeta.Addr()
+}
