@@ -28,6 +28,7 @@ import (
 	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/onvifmeta"
+	"github.com/vinfer/vinfer/onvifmeta/metacheck"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/source/file"
 )
@@ -287,14 +288,14 @@ func TestServeVideoAndMetadata(t *testing.T) {
 		if dv != want || dm != want {
 			t.Fatalf("frame %d: video step %d, metadata step %d, want %d (90 kHz from the PTS)", i+1, dv, dm, want)
 		}
-		m, err := validate(col.docs[i])
+		m, err := metacheck.Validate(col.docs[i])
 		if err != nil {
 			t.Fatalf("document %d: %v\n%s", i+1, err, col.docs[i])
 		}
 		if i == 0 {
-			utc0 = m.utc
-		} else if d := m.utc.Sub(utc0) - (src.PTS - aus[1].PTS); d < -time.Millisecond || d > time.Millisecond {
-			t.Fatalf("frame %d: UtcTime %v off the PTS step by %v", i+1, m.utc, d)
+			utc0 = m.UTC
+		} else if d := m.UTC.Sub(utc0) - (src.PTS - aus[1].PTS); d < -time.Millisecond || d > time.Millisecond {
+			t.Fatalf("frame %d: UtcTime %v off the PTS step by %v", i+1, m.UTC, d)
 		}
 		compare(t, i+1, m, &recs[i])
 	}
@@ -316,40 +317,40 @@ func equalNALUs(a, b [][]byte) bool {
 }
 
 // compare checks a document against the JSON Lines record of the same frame.
-func compare(t *testing.T, frame int, m *metaDoc, rec *jsonFrame) {
+func compare(t *testing.T, frame int, m *metacheck.Doc, rec *jsonFrame) {
 	t.Helper()
 	if rec.Frame != int64(frame) {
 		t.Fatalf("JSON Lines record %d for frame %d", rec.Frame, frame)
 	}
-	if len(m.objects) != len(rec.Detections) {
-		t.Fatalf("frame %d: %d objects, JSON Lines %d", frame, len(m.objects), len(rec.Detections))
+	if len(m.Objects) != len(rec.Detections) {
+		t.Fatalf("frame %d: %d objects, JSON Lines %d", frame, len(m.Objects), len(rec.Detections))
 	}
 	classes := map[string]string{"person": "Human", "car": "Car"}
 	for j, d := range rec.Detections {
-		o := m.objects[j]
+		o := m.Objects[j]
 		// Back from ONVIF's default transformation to pixels; a tenth of a pixel of JSON rounding.
-		px := [4]float64{(o.left + 1) * float64(rec.Width) / 2, (1 - o.top) * float64(rec.Height) / 2,
-			(o.right + 1) * float64(rec.Width) / 2, (1 - o.bottom) * float64(rec.Height) / 2}
+		px := [4]float64{(o.Left + 1) * float64(rec.Width) / 2, (1 - o.Top) * float64(rec.Height) / 2,
+			(o.Right + 1) * float64(rec.Width) / 2, (1 - o.Bottom) * float64(rec.Height) / 2}
 		for k := range px {
 			if math.Abs(px[k]-d.Box[k]) > 0.1 {
 				t.Fatalf("frame %d object %d: box %v, JSON Lines %v", frame, j, px, d.Box)
 			}
 		}
-		if o.id != d.TrackID || o.class != classes[d.Label] || math.Abs(o.likelihood-d.Score) > 0.001 {
-			t.Fatalf("frame %d object %d: id %d class %q likelihood %v, JSON Lines %+v", frame, j, o.id, o.class, o.likelihood, d)
+		if o.ID != d.TrackID || o.Class != classes[d.Label] || math.Abs(o.Likelihood-d.Score) > 0.001 {
+			t.Fatalf("frame %d object %d: id %d class %q likelihood %v, JSON Lines %+v", frame, j, o.ID, o.Class, o.Likelihood, d)
 		}
 	}
-	if len(m.events) != len(rec.Events) {
-		t.Fatalf("frame %d: %d events, JSON Lines %d", frame, len(m.events), len(rec.Events))
+	if len(m.Events) != len(rec.Events) {
+		t.Fatalf("frame %d: %d events, JSON Lines %d", frame, len(m.Events), len(rec.Events))
 	}
 	for j, e := range rec.Events {
-		got := m.events[j]
-		want := metaEvent{objectID: strconv.FormatInt(e.TrackID, 10)}
+		got := m.Events[j]
+		want := metacheck.Event{ObjectID: strconv.FormatInt(e.TrackID, 10)}
 		switch e.Type {
 		case "line.cross":
-			want.topic, want.rule = onvifmeta.TopicLineCrossed, e.Line
+			want.Topic, want.Rule = onvifmeta.TopicLineCrossed, e.Line
 		case "zone.enter":
-			want.topic, want.rule, want.inside = onvifmeta.TopicObjectsInside, e.Zone, "true"
+			want.Topic, want.Rule, want.Inside = onvifmeta.TopicObjectsInside, e.Zone, "true"
 		}
 		if got != want {
 			t.Fatalf("frame %d event %d: %+v, want %+v", frame, j, got, want)

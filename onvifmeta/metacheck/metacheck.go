@@ -1,4 +1,9 @@
-package onvifmeta_test
+// Package metacheck validates ONVIF metadata documents (tt:MetadataStream) against the
+// ONVIF schema's required elements (onvif.xsd, OASIS WS-BaseNotification b-2.xsd): namespaces,
+// element order and occurrences, required attributes and their types, and the boxes' range in
+// the default transformation. A checker for tests and for VMS integration checks; it reads
+// what a document carries into a Doc.
+package metacheck
 
 import (
 	"bytes"
@@ -6,8 +11,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/vinfer/vinfer/onvifmeta"
 )
 
 // node is a parsed XML element.
@@ -65,8 +68,8 @@ type particle struct {
 }
 
 const (
-	tt   = onvifmeta.NSSchema
-	wsnt = onvifmeta.NSWSNT
+	tt   = "http://www.onvif.org/ver10/schema"
+	wsnt = "http://docs.oasis-open.org/wsn/b-2"
 )
 
 // sequence checks n's children against an xs:sequence in order.
@@ -105,30 +108,35 @@ func floatAttr(n *node, a string) (float64, error) {
 	return v, nil
 }
 
-// metaObject is a tt:Object read from a document.
-type metaObject struct {
-	id                       int64
-	left, top, right, bottom float64
-	class                    string
-	likelihood               float64
+// Object is a tt:Object read from a document.
+type Object struct {
+	// ID is the ObjectId.
+	ID int64
+	// Left, Top, Right, Bottom are the bounding box in [-1,1].
+	Left, Top, Right, Bottom float64
+	// Class is the tt:Type, Likelihood its likelihood.
+	Class      string
+	Likelihood float64
 }
 
-// metaEvent is a wsnt:NotificationMessage read from a document.
-type metaEvent struct {
-	topic, rule, objectID, inside string
+// Event is a wsnt:NotificationMessage read from a document.
+type Event struct {
+	// Topic, the Rule, ObjectId and IsInside items (as written).
+	Topic, Rule, ObjectID, Inside string
 }
 
-// metaDoc is a validated tt:MetadataStream.
-type metaDoc struct {
-	utc     time.Time
-	objects []metaObject
-	events  []metaEvent
+// Doc is a validated tt:MetadataStream.
+type Doc struct {
+	// UTC is the frame's UtcTime.
+	UTC     time.Time
+	Objects []Object
+	Events  []Event
 }
 
-// validate checks doc against the ONVIF schema's (onvif.xsd, b-2.xsd) required elements,
+// Validate checks doc against the ONVIF schema's (onvif.xsd, b-2.xsd) required elements,
 // their namespaces and order, required attributes and types, and the boxes' range, and
 // returns what it carries.
-func validate(doc []byte) (*metaDoc, error) {
+func Validate(doc []byte) (*Doc, error) {
 	root, err := parseXML(doc)
 	if err != nil {
 		return nil, err
@@ -137,7 +145,7 @@ func validate(doc []byte) (*metaDoc, error) {
 		return nil, fmt.Errorf("root {%s}%s", root.name.Space, root.name.Local)
 	}
 	// MetadataStream: a sequence of a choice (VideoAnalytics, PTZ, Event, Extension).
-	m := &metaDoc{}
+	m := &Doc{}
 	frames := 0
 	for _, k := range root.kids {
 		if k.name.Space != tt {
@@ -166,7 +174,7 @@ func validate(doc []byte) (*metaDoc, error) {
 				if err != nil {
 					return nil, err
 				}
-				m.events = append(m.events, e)
+				m.Events = append(m.Events, e)
 			}
 		case "PTZ", "Extension":
 		default:
@@ -179,7 +187,7 @@ func validate(doc []byte) (*metaDoc, error) {
 	return m, nil
 }
 
-func frame(f *node, m *metaDoc) error {
+func frame(f *node, m *Doc) error {
 	if err := requireAttrs(f, "UtcTime"); err != nil {
 		return err
 	}
@@ -187,7 +195,7 @@ func frame(f *node, m *metaDoc) error {
 	if err != nil {
 		return fmt.Errorf("Frame@UtcTime: %v", err)
 	}
-	m.utc = t
+	m.UTC = t
 	if err := sequence(f, particle{tt, "PTZStatus", 0, 1}, particle{tt, "Transformation", 0, 1},
 		particle{tt, "Object", 0, -1}, particle{tt, "ObjectTree", 0, 1}, particle{tt, "Extension", 0, 1}); err != nil {
 		return err
@@ -206,7 +214,7 @@ func frame(f *node, m *metaDoc) error {
 		if err := sequence(o, particle{tt, "Appearance", 0, 1}, particle{tt, "Behaviour", 0, 1}, particle{tt, "Extension", 0, 1}); err != nil {
 			return err
 		}
-		mo := metaObject{id: id}
+		mo := Object{ID: id}
 		for _, ap := range o.kids {
 			if ap.name.Local != "Appearance" {
 				continue
@@ -234,23 +242,23 @@ func frame(f *node, m *metaDoc) error {
 						if err := requireAttrs(ty, "Likelihood"); err != nil {
 							return err
 						}
-						if mo.likelihood, err = floatAttr(ty, "Likelihood"); err != nil {
+						if mo.Likelihood, err = floatAttr(ty, "Likelihood"); err != nil {
 							return err
 						}
-						if mo.likelihood < 0 || mo.likelihood > 1 {
-							return fmt.Errorf("Type@Likelihood %v outside [0,1]", mo.likelihood)
+						if mo.Likelihood < 0 || mo.Likelihood > 1 {
+							return fmt.Errorf("Type@Likelihood %v outside [0,1]", mo.Likelihood)
 						}
-						mo.class = ty.text
+						mo.Class = ty.text
 					}
 				}
 			}
 		}
-		m.objects = append(m.objects, mo)
+		m.Objects = append(m.Objects, mo)
 	}
 	return nil
 }
 
-func shape(s *node, mo *metaObject) error {
+func shape(s *node, mo *Object) error {
 	if err := sequence(s, particle{tt, "BoundingBox", 1, 1}, particle{tt, "CenterOfGravity", 1, 1},
 		particle{tt, "Polygon", 0, -1}, particle{tt, "Extension", 0, 1}); err != nil {
 		return err
@@ -259,7 +267,7 @@ func shape(s *node, mo *metaObject) error {
 	if err := requireAttrs(bb, "left", "top", "right", "bottom"); err != nil {
 		return err
 	}
-	vals := []*float64{&mo.left, &mo.top, &mo.right, &mo.bottom}
+	vals := []*float64{&mo.Left, &mo.Top, &mo.Right, &mo.Bottom}
 	for i, a := range []string{"left", "top", "right", "bottom"} {
 		v, err := floatAttr(bb, a)
 		if err != nil {
@@ -270,7 +278,7 @@ func shape(s *node, mo *metaObject) error {
 		}
 		*vals[i] = v
 	}
-	if mo.left > mo.right || mo.bottom > mo.top {
+	if mo.Left > mo.Right || mo.Bottom > mo.Top {
 		return fmt.Errorf("BoundingBox inverted: %+v", *mo)
 	}
 	if err := requireAttrs(cg, "x", "y"); err != nil {
@@ -288,8 +296,8 @@ func shape(s *node, mo *metaObject) error {
 	return nil
 }
 
-func notification(nm *node) (metaEvent, error) {
-	var e metaEvent
+func notification(nm *node) (Event, error) {
+	var e Event
 	if err := sequence(nm, particle{wsnt, "SubscriptionReference", 0, 1}, particle{wsnt, "Topic", 0, 1},
 		particle{wsnt, "ProducerReference", 0, 1}, particle{wsnt, "Message", 1, 1}); err != nil {
 		return e, err
@@ -300,7 +308,7 @@ func notification(nm *node) (metaEvent, error) {
 			if err := requireAttrs(k, "Dialect"); err != nil {
 				return e, err
 			}
-			e.topic = k.text
+			e.Topic = k.text
 		case "Message":
 			if len(k.kids) != 1 || k.kids[0].name.Space != tt || k.kids[0].name.Local != "Message" {
 				return e, fmt.Errorf("wsnt:Message does not hold one tt:Message")
@@ -323,11 +331,11 @@ func notification(nm *node) (metaEvent, error) {
 					}
 					switch it.attrs["Name"] {
 					case "Rule":
-						e.rule = it.attrs["Value"]
+						e.Rule = it.attrs["Value"]
 					case "ObjectId":
-						e.objectID = it.attrs["Value"]
+						e.ObjectID = it.attrs["Value"]
 					case "IsInside":
-						e.inside = it.attrs["Value"]
+						e.Inside = it.attrs["Value"]
 					}
 				}
 			}
