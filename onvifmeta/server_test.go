@@ -357,3 +357,71 @@ func compare(t *testing.T, frame int, m *metacheck.Doc, rec *jsonFrame) {
 		}
 	}
 }
+
+// TestServeH265: an H.265 stream is served as it is: the SDP has its parameter sets and the
+// client's access units equal the source's.
+func TestServeH265(t *testing.T) {
+	const n = 15
+	aus := readClip(t, "videos/person-bicycle-car_hevc.mp4", n)
+	if len(aus) < n || !aus[0].Key || aus[0].Codec != media.CodecH265 {
+		t.Fatalf("clip: %d access units", len(aus))
+	}
+	srv, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	obs := srv.Observer("hevc")
+	obs.ObserveAccessUnit(&aus[0])
+
+	u, _ := base.ParseURL("rtsp://" + srv.Addr() + "/hevc")
+	tcp := gortsplib.ProtocolTCP
+	c := &gortsplib.Client{Scheme: u.Scheme, Host: u.Host, Protocol: &tcp}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	desc, _, err := c.Describe(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h265 *format.H265
+	vm := desc.FindFormat(&h265)
+	if vm == nil || h265.VPS == nil || h265.SPS == nil || h265.PPS == nil || len(desc.Medias) != 2 {
+		t.Fatalf("SDP: %+v", desc.Medias)
+	}
+	if err := c.SetupAll(desc.BaseURL, desc.Medias); err != nil {
+		t.Fatal(err)
+	}
+	dec, err := h265.CreateDecoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got [][][]byte
+	c.OnPacketRTP(vm, h265, func(pkt *rtp.Packet) {
+		if au, err := dec.Decode(pkt); err == nil {
+			mu.Lock()
+			got = append(got, au)
+			mu.Unlock()
+		}
+	})
+	if _, err := c.Play(nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < n; i++ {
+		obs.ObserveAccessUnit(&aus[i])
+	}
+	waitFor(t, "every access unit", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= n-1
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for i, au := range got {
+		if !equalNALUs(au, nalus(aus[i+1].Data)) {
+			t.Fatalf("access unit %d differs from the source's", i+1)
+		}
+	}
+}
