@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/onvifmeta"
 )
 
@@ -29,4 +30,15 @@ func (a *App) RTSPMetaAddr() string {
 		return ""
 	}
 	return a.rtspMeta.Addr()
+}
+
+var _ defs.RTSPMeta = (*App)(nil)
+
+// RTSPMeta returns output.rtsp's state (defs.RTSPMeta); false without it.
+func (a *App) RTSPMeta() (defs.RTSPMetaInfo, bool) {
+	if a.rtspMeta == nil {
+		return defs.RTSPMetaInfo{}, false
+	}
+	c := a.rtspMeta.Counters()
+	return defs.RTSPMetaInfo{Clients: c.Clients, Dropped: c.Dropped, Refused: c.Refused, Documents: c.Docs}, true
 }

@@ -144,6 +144,7 @@ func New() *Metrics {
 		clusterCollector{&m.cluster},
 		gbCollector{m},
 		gbUpCollector{m},
+		rtspMetaCollector{m},
 		appCollector{m}, // also collects streamLatency, after dropping removed streams' series
 	)
 	return m

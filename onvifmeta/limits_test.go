@@ -150,8 +150,8 @@ func TestSlowClientDropped(t *testing.T) {
 		v, _ := good.counts()
 		return v > before
 	})
-	if c := srv.Counters(); c.Dropped != 1 {
-		t.Fatalf("counters %+v, want 1 dropped", c)
+	if c := srv.Counters(); c.Dropped != 1 || c.Clients < 1 {
+		t.Fatalf("counters %+v, want 1 dropped and the reading client open", c)
 	}
 }
 

@@ -125,6 +125,8 @@ func (s *Server) Close() error {
 
 // Counters are the server's totals.
 type Counters struct {
+	// Clients: sessions open now.
+	Clients int
 	// Dropped: clients dropped for being slow; Refused: SETUPs refused beyond MaxClients;
 	// Docs: metadata documents sent.
 	Dropped, Refused, Docs uint64
@@ -132,7 +134,10 @@ type Counters struct {
 
 // Counters returns the totals so far.
 func (s *Server) Counters() Counters {
-	return Counters{Dropped: s.dropped.Load(), Refused: s.refused.Load(), Docs: s.docs.Load()}
+	s.mu.Lock()
+	n := s.sessions
+	s.mu.Unlock()
+	return Counters{Clients: n, Dropped: s.dropped.Load(), Refused: s.refused.Load(), Docs: s.docs.Load()}
 }
 
 // Observer is what feeds stream id's video (pipeline.StreamConfig.AUObserver).
