@@ -261,8 +261,10 @@ func (s *Server) open(id string, au *media.AccessUnit) (*path, error) {
 
 // Write sends r's objects and events as one metadata document on its stream's path, stamped
 // with its frame's presentation time (sink.Sink); nothing before the stream's first key frame.
+// A stream's closing result (End) sends its events (zone.leave of tracks ending inside) with
+// no objects at the last frame's time, and nothing when it has none that map.
 func (s *Server) Write(r *sink.Result) error {
-	if r.End {
+	if r.End && !anyNotification(r.Events) {
 		return nil
 	}
 	p := s.lookup(r.Stream)
@@ -278,6 +280,9 @@ func (s *Server) Write(r *sink.Result) error {
 	*f = Frame{Time: p.origin.Add(r.PTS), Width: r.Width, Height: r.Height, Source: r.Stream,
 		Objects: f.Objects[:0], Events: f.Events[:0]}
 	for _, d := range r.Detections {
+		if r.End {
+			break
+		}
 		f.Objects = append(f.Objects, Object{ID: d.TrackID, Box: d.Box, Label: d.Label, Score: d.Score})
 	}
 	for i := range r.Events {
@@ -296,6 +301,15 @@ func (s *Server) Write(r *sink.Result) error {
 	}
 	s.docs.Add(1)
 	return nil
+}
+
+func anyNotification(es []event.Event) bool {
+	for i := range es {
+		if _, ok := notification(&es[i]); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // notification is e as a rule engine event: line.cross as LineDetector/Crossed, zone.enter and

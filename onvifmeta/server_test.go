@@ -256,6 +256,17 @@ func TestServeVideoAndMetadata(t *testing.T) {
 		v, d := col.counts()
 		return v >= n-1 && d >= n-1
 	})
+	// The stream's closing result: the zone.leave of a track ending inside, no objects.
+	end := &sink.Result{Stream: "cam1", End: true, Frame: n - 1, PTS: aus[n-1].PTS, Width: w, Height: h,
+		Detections: result(n-1, &aus[n-1], w, h).Detections,
+		Events:     []event.Event{{Type: event.ZoneLeave, Stream: "cam1", TrackID: 7, Label: "car", Zone: "lot<1>"}}}
+	if err := srv.Write(end); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the closing document", func() bool {
+		_, d := col.counts()
+		return d >= n
+	})
 	obs.EndOfStream()
 
 	col.mu.Lock()
@@ -263,8 +274,16 @@ func TestServeVideoAndMetadata(t *testing.T) {
 	if len(col.metaErrs) > 0 {
 		t.Fatal(col.metaErrs[0])
 	}
-	if len(col.video) != n-1 || len(col.docs) != n-1 {
-		t.Fatalf("received %d access units and %d documents, want %d each", len(col.video), len(col.docs), n-1)
+	if len(col.video) != n-1 || len(col.docs) != n {
+		t.Fatalf("received %d access units and %d documents, want %d and %d", len(col.video), len(col.docs), n-1, n)
+	}
+	last, err := metacheck.Validate(col.docs[n-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave := metacheck.Event{Topic: onvifmeta.TopicObjectsInside, Rule: "lot<1>", ObjectID: "7", Inside: "false"}
+	if len(last.Objects) != 0 || len(last.Events) != 1 || last.Events[0] != leave || col.metaTS[n-1] != col.metaTS[n-2] {
+		t.Fatalf("closing document: %+v, timestamp %d after %d", last, col.metaTS[n-1], col.metaTS[n-2])
 	}
 	var recs []jsonFrame
 	sc := bufio.NewScanner(&jsonl)
