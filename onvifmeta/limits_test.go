@@ -197,3 +197,24 @@ func TestMaxClients(t *testing.T) {
 		t.Fatalf("DESCRIBE of a stream not served: %v, want 404", err)
 	}
 }
+
+// TestAfterClose: access units and results after Close are ignored, no path reopens.
+func TestAfterClose(t *testing.T) {
+	aus := readClip(t, "videos/person-bicycle-car-detection_reenc.mp4", 2)
+	srv, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := srv.Observer("cam1")
+	obs.ObserveAccessUnit(&aus[0])
+	srv.Close()
+	obs.ObserveAccessUnit(&aus[0])
+	obs.ObserveAccessUnit(&aus[1])
+	if err := srv.Write(result(1, &aus[1], 768, 432)); err != nil {
+		t.Fatal(err)
+	}
+	obs.EndOfStream()
+	if c := srv.Counters(); c.Docs != 0 {
+		t.Fatalf("%+v", c)
+	}
+}

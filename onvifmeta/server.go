@@ -25,6 +25,8 @@ import (
 var (
 	// ErrCodec: the stream's video is neither H.264 nor H.265.
 	ErrCodec = errors.New("onvifmeta: video is neither H.264 nor H.265")
+	// ErrClosed: the server was closed.
+	ErrClosed = errors.New("onvifmeta: server closed")
 	// ErrConfig wraps a bad server setting.
 	ErrConfig = errors.New("onvifmeta: bad setting")
 )
@@ -69,6 +71,7 @@ type Server struct {
 	mu       sync.Mutex
 	paths    map[string]*path
 	sessions int
+	closed   bool
 
 	dropped, refused, docs atomic.Uint64
 	slow                   sync.Map // *gortsplib.ServerSession being dropped
@@ -115,6 +118,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	ps := s.paths
 	s.paths = map[string]*path{}
+	s.closed = true
 	s.mu.Unlock()
 	for _, p := range ps {
 		p.end()
@@ -250,6 +254,11 @@ func (s *Server) open(id string, au *media.AccessUnit) (*path, error) {
 		return nil, err
 	}
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		p.st.Close()
+		return nil, ErrClosed
+	}
 	old := s.paths[id]
 	s.paths[id] = p
 	s.mu.Unlock()
