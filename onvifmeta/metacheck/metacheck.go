@@ -1,8 +1,9 @@
-// Package metacheck validates ONVIF metadata documents (tt:MetadataStream) against the
-// ONVIF schema's required elements (onvif.xsd, OASIS WS-BaseNotification b-2.xsd): namespaces,
-// element order and occurrences, required attributes and their types, and the boxes' range in
-// the default transformation. A checker for tests and for VMS integration checks; it reads
-// what a document carries into a Doc.
+// Package metacheck validates ONVIF metadata documents (tt:MetadataStream) against the ONVIF
+// schema's required elements (onvif.xsd and metadatastream.xsd, OASIS WS-BaseNotification
+// b-2.xsd): namespaces, element order and occurrences, required attributes and their types, and
+// the boxes' range in the default transformation. A checker for tests and for VMS integration
+// checks; it reads what a document carries into a Doc. The documents' own vinfer requirements
+// (one tt:Frame, an ObjectId on every object, a Likelihood on every tt:Type) are checked too.
 package metacheck
 
 import (
@@ -197,7 +198,8 @@ func frame(f *node, m *Doc) error {
 	}
 	m.UTC = t
 	if err := sequence(f, particle{tt, "PTZStatus", 0, 1}, particle{tt, "Transformation", 0, 1},
-		particle{tt, "Object", 0, -1}, particle{tt, "ObjectTree", 0, 1}, particle{tt, "Extension", 0, 1}); err != nil {
+		particle{tt, "Object", 0, -1}, particle{tt, "ObjectTree", 0, 1}, particle{tt, "Extension", 0, 1},
+		particle{tt, "SceneImageRef", 0, 1}, particle{tt, "SceneImage", 0, 1}); err != nil {
 		return err
 	}
 	for _, o := range f.kids {
@@ -222,7 +224,8 @@ func frame(f *node, m *Doc) error {
 			if err := sequence(ap, particle{tt, "Transformation", 0, 1}, particle{tt, "Shape", 0, 1}, particle{tt, "Color", 0, 1},
 				particle{tt, "Class", 0, 1}, particle{tt, "Extension", 0, 1}, particle{tt, "GeoLocation", 0, 1},
 				particle{tt, "VehicleInfo", 0, -1}, particle{tt, "LicensePlateInfo", 0, 1}, particle{tt, "HumanFace", 0, 1},
-				particle{tt, "HumanBody", 0, 1}, particle{tt, "ImageRef", 0, 1}, particle{tt, "Image", 0, 1}); err != nil {
+				particle{tt, "HumanBody", 0, 1}, particle{tt, "ImageRef", 0, 1}, particle{tt, "Image", 0, 1},
+				particle{tt, "BarcodeInfo", 0, 1}, particle{tt, "SphericalCoordinate", 0, 1}, particle{tt, "Label", 0, -1}); err != nil {
 				return err
 			}
 			for _, c := range ap.kids {
