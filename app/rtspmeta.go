@@ -14,8 +14,14 @@ func (a *App) openRTSPMeta() error {
 	if r == nil {
 		return nil
 	}
+	// Scoped API tokens read too: user name the token's label, password the token, limited to
+	// its streams.
+	var creds []onvifmeta.Credential
+	for _, t := range a.Config.Output.Tokens {
+		creds = append(creds, onvifmeta.Credential{User: t.Label, Password: t.Token, Streams: t.Streams})
+	}
 	srv, err := onvifmeta.New(onvifmeta.Config{Listen: r.Listen, MaxClients: r.MaxClients, User: r.User,
-		Password: a.Config.Output.RTSPPassword(), WriteQueue: r.WriteQueue, Logger: a.Log})
+		Password: a.Config.Output.RTSPPassword(), Credentials: creds, WriteQueue: r.WriteQueue, Logger: a.Log})
 	if err != nil {
 		return fmt.Errorf("output.rtsp: %w", err)
 	}

@@ -15,7 +15,8 @@ type RTSPOut struct {
 	// MaxClients bounds the playing sessions over all streams (default 16); more get 503.
 	MaxClients int `yaml:"max_clients,omitempty" json:"max_clients,omitempty"`
 	// User is the RTSP user name (default vinfer); the password is Password, else output.token.
-	// With neither, clients need no credentials (refused beyond loopback unless
+	// Each of output.tokens also reads, as its label and token, limited to its streams. With
+	// none of them, clients need no credentials (refused beyond loopback unless
 	// output.insecure).
 	User     string `yaml:"user,omitempty" json:"user,omitempty"`
 	Password string `yaml:"password,omitempty" json:"-"`
@@ -48,7 +49,7 @@ func (o *Output) validateRTSP() error {
 		}
 		ip := net.ParseIP(host)
 		loop := host == "localhost" || (ip != nil && ip.IsLoopback())
-		if !loop && o.RTSPPassword() == "" && !o.Insecure {
+		if !loop && o.RTSPPassword() == "" && len(o.Tokens) == 0 && !o.Insecure {
 			return fmt.Errorf("%w: listen %q beyond loopback without a password (set output.token or output.rtsp.password, or output.insecure: true)", ErrRTSPOut, r.Listen)
 		}
 	}

@@ -218,3 +218,45 @@ func TestAfterClose(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 }
+
+// TestCredentials: a scoped credential opens only its streams (others 404), the main password
+// opens all, a wrong password or none is refused.
+func TestCredentials(t *testing.T) {
+	aus := readClip(t, "videos/person-bicycle-car-detection_reenc.mp4", 1)
+	srv, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0", Password: "admin-secret",
+		Credentials: []onvifmeta.Credential{{User: "lobby", Password: "viewer-secret", Streams: []string{"cam1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Observer("cam1").ObserveAccessUnit(&aus[0])
+	srv.Observer("cam2").ObserveAccessUnit(&aus[0])
+	describe := func(userinfo, path string) error {
+		u, _ := base.ParseURL("rtsp://" + userinfo + srv.Addr() + "/" + path)
+		c := &gortsplib.Client{Scheme: u.Scheme, Host: u.Host}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, _, err := c.Describe(u)
+		return err
+	}
+	for _, tc := range []struct {
+		userinfo, path, want string // want: "" success, else a substring of the error
+	}{
+		{"lobby:viewer-secret@", "cam1", ""},
+		{"lobby:viewer-secret@", "cam2", "404"},
+		{"vinfer:admin-secret@", "cam2", ""},
+		{"lobby:admin-secret@", "cam1", "401"},
+		{"vinfer:viewer-secret@", "cam1", "401"},
+		{"", "cam1", "401"},
+	} {
+		err := describe(tc.userinfo, tc.path)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s%s: %v, want %q", tc.userinfo, tc.path, err, tc.want)
+		}
+	}
+	if _, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0", Credentials: []onvifmeta.Credential{{User: "x"}}}); err == nil {
+		t.Error("a credential without a password accepted")
+	}
+}

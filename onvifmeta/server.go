@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,13 +52,23 @@ type Config struct {
 	// further SETUPs get 503.
 	MaxClients int
 	// Password, when set, is required of every client (RTSP digest, RFC 2617, or basic), with
-	// User (DefaultUser).
+	// User (DefaultUser), unless it gives one of Credentials.
 	User, Password string
+	// Credentials are further user names and passwords, each limited to its Streams when
+	// listed. With Credentials and no Password, a client must give one of them.
+	Credentials []Credential
 	// WriteQueue is the packets queued per client, a power of two (DefaultWriteQueue). A client
 	// whose queue fills is dropped; the pipeline never waits for one.
 	WriteQueue int
 	// Logger, nil: slog.Default.
 	Logger *slog.Logger
+}
+
+// Credential is an RTSP user name and password, optionally limited to some stream ids.
+type Credential struct {
+	User, Password string
+	// Streams, when not empty, are the only paths the credential opens (others: 404).
+	Streams []string
 }
 
 // Server serves rtsp://listen/<stream id>: each stream's video as it arrives (from its first
@@ -90,6 +101,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.User == "" {
 		cfg.User = DefaultUser
+	}
+	for _, c := range cfg.Credentials {
+		if c.User == "" || c.Password == "" {
+			return nil, fmt.Errorf("%w: a credential without a user name or password", ErrConfig)
+		}
 	}
 	if cfg.WriteQueue == 0 {
 		cfg.WriteQueue = DefaultWriteQueue
@@ -335,10 +351,13 @@ func notification(e *event.Event) (Notification, bool) {
 
 // stream answers DESCRIBE and SETUP: credentials, then the path's stream.
 func (s *Server) stream(c *gortsplib.ServerConn, req *base.Request, pth string) (*base.Response, *gortsplib.ServerStream, error) {
-	if s.cfg.Password != "" && !c.VerifyCredentials(req, s.cfg.User, s.cfg.Password) {
+	id := strings.Trim(pth, "/")
+	if ok, allowed := s.authorize(c, req); !ok {
 		return &base.Response{StatusCode: base.StatusUnauthorized}, nil, liberrors.ErrServerAuth{}
+	} else if allowed != nil && !slices.Contains(allowed, id) {
+		return &base.Response{StatusCode: base.StatusNotFound}, nil, fmt.Errorf("no stream at %q for this user", pth)
 	}
-	p := s.lookup(strings.Trim(pth, "/"))
+	p := s.lookup(id)
 	if p == nil {
 		return &base.Response{StatusCode: base.StatusNotFound}, nil, fmt.Errorf("no stream at %q", pth)
 	}
@@ -349,6 +368,26 @@ func (s *Server) stream(c *gortsplib.ServerConn, req *base.Request, pth string) 
 		return &base.Response{StatusCode: base.StatusNotFound}, nil, fmt.Errorf("no stream at %q", pth)
 	}
 	return &base.Response{StatusCode: base.StatusOK}, st, nil
+}
+
+// authorize checks the request's credentials: ok, and the streams they are limited to (nil:
+// all). Without Password and Credentials every client is let in.
+func (s *Server) authorize(c *gortsplib.ServerConn, req *base.Request) (ok bool, streams []string) {
+	if s.cfg.Password == "" && len(s.cfg.Credentials) == 0 {
+		return true, nil
+	}
+	if s.cfg.Password != "" && c.VerifyCredentials(req, s.cfg.User, s.cfg.Password) {
+		return true, nil
+	}
+	for _, k := range s.cfg.Credentials {
+		if c.VerifyCredentials(req, k.User, k.Password) {
+			if len(k.Streams) == 0 {
+				return true, nil
+			}
+			return true, k.Streams
+		}
+	}
+	return false, nil
 }
 
 // OnDescribe implements gortsplib.ServerHandlerOnDescribe.

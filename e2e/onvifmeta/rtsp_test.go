@@ -65,12 +65,12 @@ type record struct {
 	} `json:"detections"`
 }
 
-// TestAppServesVideoWithMetadata runs the whole app on a paced clip with output.rtsp and the
-// API token: a gortsplib client (digest credentials) plays the stream's path, the SDP has the
-// H.264 and the ONVIF metadata tracks, the access units are the file's own from a key frame
-// on, every metadata document validates (metacheck) and carries the boxes, track ids and
-// classes of the JSON Lines result of the same frame, and both tracks step their RTP
-// timestamps with the frames' PTS.
+// TestAppServesVideoWithMetadata runs the whole app on a paced clip with output.rtsp and API
+// tokens: a gortsplib client (digest credentials of a scoped token) plays the stream's path,
+// the SDP has the H.264 and the ONVIF metadata tracks, the access units are the file's own
+// from a key frame on, every metadata document validates (metacheck) and carries the boxes,
+// track ids and classes of the JSON Lines result of the same frame, and both tracks step
+// their RTP timestamps with the frames' PTS.
 func TestAppServesVideoWithMetadata(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a model on a paced clip")
@@ -80,7 +80,8 @@ func TestAppServesVideoWithMetadata(t *testing.T) {
 	cfg := &config.Config{Dir: dir,
 		Models: []config.Model{{Name: "m", Path: testutil.Asset(t, "models/yolox_nano_416.onnx")}},
 		Output: config.Output{JSONL: filepath.Join(dir, "results.jsonl"), HTTP: "none", Token: "t0ken",
-			RTSP: &config.RTSPOut{Listen: addr}},
+			Tokens: []config.Token{{Label: "vms", Token: "vms-token-0123456789", Scope: config.ScopeViewer, Streams: []string{"lot"}}},
+			RTSP:   &config.RTSPOut{Listen: addr}},
 	}
 	if err := cfg.Output.Validate(); err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestAppServesVideoWithMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	url, _ := base.ParseURL("rtsp://vinfer:t0ken@" + addr + "/lot")
+	url, _ := base.ParseURL("rtsp://vms:vms-token-0123456789@" + addr + "/lot") // a scoped API token
 	tcp := gortsplib.ProtocolTCP
 	c := &gortsplib.Client{Scheme: url.Scheme, Host: url.Host, Protocol: &tcp}
 	if err := c.Start(); err != nil {
