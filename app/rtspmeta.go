@@ -21,7 +21,7 @@ func (a *App) openRTSPMeta() error {
 		creds = append(creds, onvifmeta.Credential{User: t.Label, Password: t.Token, Streams: t.Streams})
 	}
 	srv, err := onvifmeta.New(onvifmeta.Config{Listen: r.Listen, MaxClients: r.MaxClients, User: r.User,
-		Password: a.Config.Output.RTSPPassword(), Credentials: creds, WriteQueue: r.WriteQueue, Logger: a.Log})
+		Password: a.Config.Output.RTSPPassword(), Credentials: creds, UDPPort: r.UDPPort, WriteQueue: r.WriteQueue, Logger: a.Log})
 	if err != nil {
 		return fmt.Errorf("output.rtsp: %w", err)
 	}

@@ -20,6 +20,9 @@ type RTSPOut struct {
 	// output.insecure).
 	User     string `yaml:"user,omitempty" json:"user,omitempty"`
 	Password string `yaml:"password,omitempty" json:"-"`
+	// UDPPort, when set, also offers RTP over UDP from this even port (RTCP on the next);
+	// default TCP only.
+	UDPPort int `yaml:"udp_port,omitempty" json:"udp_port,omitempty"`
 	// WriteQueue is the RTP packets queued per client, a power of two from 16 (default 1024);
 	// a client whose queue fills is dropped, never the pipeline.
 	WriteQueue int `yaml:"write_queue,omitempty" json:"write_queue,omitempty"`
@@ -55,6 +58,9 @@ func (o *Output) validateRTSP() error {
 	}
 	if r.MaxClients < 0 {
 		return fmt.Errorf("%w: max_clients %d", ErrRTSPOut, r.MaxClients)
+	}
+	if p := r.UDPPort; p < 0 || p%2 != 0 || p > 65532 {
+		return fmt.Errorf("%w: udp_port %d: an even port below 65534 (RTCP on the next)", ErrRTSPOut, p)
 	}
 	if q := r.WriteQueue; q != 0 && (q < 16 || q&(q-1) != 0) {
 		return fmt.Errorf("%w: write_queue %d: a power of two from 16", ErrRTSPOut, q)

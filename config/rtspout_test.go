@@ -13,12 +13,12 @@ func TestRTSPOut(t *testing.T) {
 	c, err := Parse([]byte(`
 output:
   token: api-secret
-  rtsp: {listen: "0.0.0.0:8554", max_clients: 4, write_queue: 256}
+  rtsp: {listen: "0.0.0.0:8554", max_clients: 4, write_queue: 256, udp_port: 8000}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Output.RTSP; r.Listen != "0.0.0.0:8554" || r.MaxClients != 4 || r.WriteQueue != 256 || c.Output.RTSPPassword() != "api-secret" {
+	if r := c.Output.RTSP; r.Listen != "0.0.0.0:8554" || r.MaxClients != 4 || r.WriteQueue != 256 || r.UDPPort != 8000 || c.Output.RTSPPassword() != "api-secret" {
 		t.Fatalf("%+v", r)
 	}
 	c, err = Parse([]byte("output:\n  rtsp: {password: rtsp-secret, user: vms}\n"))
@@ -38,6 +38,7 @@ output:
 		`rtsp: {max_clients: -1}`,
 		`rtsp: {write_queue: 100}`,
 		`rtsp: {write_queue: 8}`,
+		`rtsp: {udp_port: 5001}`,
 	} {
 		if _, err := Parse([]byte("output:\n  " + bad + "\n")); !errors.Is(err, ErrRTSPOut) {
 			t.Errorf("%s: %v, want ErrRTSPOut", bad, err)

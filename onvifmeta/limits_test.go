@@ -7,13 +7,17 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bluenviron/gortsplib/v5"
 	"github.com/bluenviron/gortsplib/v5/pkg/base"
+	"github.com/bluenviron/gortsplib/v5/pkg/description"
+	"github.com/pion/rtp"
 
+	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/onvifmeta"
 )
@@ -258,5 +262,62 @@ func TestCredentials(t *testing.T) {
 	}
 	if _, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0", Credentials: []onvifmeta.Credential{{User: "x"}}}); err == nil {
 		t.Error("a credential without a password accepted")
+	}
+}
+
+// TestUDP: with a UDP port, a client playing over UDP gets the video and the documents.
+func TestUDP(t *testing.T) {
+	const n = 10
+	aus := readClip(t, "videos/person-bicycle-car-detection_reenc.mp4", n)
+	port := testutil.UDPPortPair(t)
+	srv, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0", UDPPort: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	obs := srv.Observer("cam1")
+	obs.ObserveAccessUnit(&aus[0])
+	u, _ := base.ParseURL("rtsp://" + srv.Addr() + "/cam1")
+	udp := gortsplib.ProtocolUDP
+	c := &gortsplib.Client{Scheme: u.Scheme, Host: u.Host, Protocol: &udp}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	desc, _, err := c.Describe(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetupAll(desc.BaseURL, desc.Medias); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	docs := 0
+	for _, m := range desc.Medias {
+		if m.Type == description.MediaTypeApplication {
+			c.OnPacketRTP(m, m.Formats[0], func(pkt *rtp.Packet) {
+				if pkt.Marker {
+					mu.Lock()
+					docs++
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	if _, err := c.Play(nil); err != nil {
+		t.Fatal(err)
+	}
+	// UDP may lose a datagram: feed until some documents came.
+	testutil.Eventually(t, waitLimit, "documents over UDP", func() bool {
+		for i := 1; i < n; i++ {
+			obs.ObserveAccessUnit(&aus[i])
+			_ = srv.Write(result(i, &aus[i], 768, 432))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return docs > 0
+	})
+	if _, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0", UDPPort: 5001}); err == nil {
+		t.Error("an odd UDP port accepted")
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +59,9 @@ type Config struct {
 	// Credentials are further user names and passwords, each limited to its Streams when
 	// listed. With Credentials and no Password, a client must give one of them.
 	Credentials []Credential
+	// UDPPort, when set, also offers RTP over UDP from this even port (RTCP on the next), on
+	// Listen's host; 0: TCP only (a SETUP asking for UDP gets 461).
+	UDPPort int
 	// WriteQueue is the packets queued per client, a power of two (DefaultWriteQueue). A client
 	// whose queue fills is dropped; the pipeline never waits for one.
 	WriteQueue int
@@ -113,12 +118,23 @@ func New(cfg Config) (*Server, error) {
 	if q := cfg.WriteQueue; q < 16 || q&(q-1) != 0 {
 		return nil, fmt.Errorf("%w: write_queue %d: a power of two from 16", ErrConfig, q)
 	}
+	if p := cfg.UDPPort; p < 0 || p%2 != 0 || p > 65532 {
+		return nil, fmt.Errorf("%w: udp_port %d: an even port below 65534 (RTCP on the next)", ErrConfig, p)
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, paths: map[string]*path{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.srv = &gortsplib.Server{Handler: s, RTSPAddress: cfg.Listen, WriteQueueSize: cfg.WriteQueue,
 		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	if cfg.UDPPort != 0 {
+		host, _, err := net.SplitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("%w: listen %q: %v", ErrConfig, cfg.Listen, err)
+		}
+		s.srv.UDPRTPAddress = net.JoinHostPort(host, strconv.Itoa(cfg.UDPPort))
+		s.srv.UDPRTCPAddress = net.JoinHostPort(host, strconv.Itoa(cfg.UDPPort+1))
+	}
 	if err := s.srv.Start(); err != nil {
 		return nil, fmt.Errorf("onvifmeta: rtsp server: %w", err)
 	}
