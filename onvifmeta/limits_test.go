@@ -3,6 +3,7 @@ package onvifmeta_test
 import (
 	"bufio"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/textproto"
 	"strconv"
@@ -162,7 +163,8 @@ func TestSlowClientDropped(t *testing.T) {
 // TestMaxClients: beyond max_clients sessions a SETUP gets 503, counted.
 func TestMaxClients(t *testing.T) {
 	aus := readClip(t, "videos/person-bicycle-car-detection_reenc.mp4", 1)
-	srv, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0", MaxClients: 1})
+	logs := &testutil.LogBuffer{}
+	srv, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0", MaxClients: 1, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +191,15 @@ func TestMaxClients(t *testing.T) {
 	if got := srv.Counters().Refused; got != 1 {
 		t.Fatalf("refused %d, want 1", got)
 	}
-	// An unknown path is 404 and a stream whose video is neither H.264 nor H.265 is not served.
-	srv.Observer("cam2").ObserveAccessUnit(&media.AccessUnit{Codec: media.Codec(99), Key: true, Data: []byte{0, 0, 1, 0x65}})
+	// An unknown path is 404 and a stream whose video is neither H.264 nor H.265 is not served,
+	// logged once.
+	odd := srv.Observer("cam2")
+	for range 3 {
+		odd.ObserveAccessUnit(&media.AccessUnit{Codec: media.Codec(99), Key: true, Data: []byte{0, 0, 1, 0x65}})
+	}
+	if n := logs.Count("stream not served"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, logs)
+	}
 	u2, _ := base.ParseURL("rtsp://" + srv.Addr() + "/cam2")
 	c2 := &gortsplib.Client{Scheme: u2.Scheme, Host: u2.Host, Protocol: &tcp}
 	if err := c2.Start(); err != nil {

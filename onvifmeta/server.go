@@ -179,13 +179,21 @@ func (s *Server) Counters() Counters {
 // Observer is what feeds stream id's video (pipeline.StreamConfig.AUObserver).
 func (s *Server) Observer(id string) pipeline.AUObserver { return &observer{s: s, id: id} }
 
+// observer feeds one stream; called on the stream's goroutine.
 type observer struct {
-	s  *Server
-	id string
+	s      *Server
+	id     string
+	warned bool // the stream could not be served: logged once
 }
 
-func (o *observer) ObserveAccessUnit(au *media.AccessUnit) { o.s.video(o.id, au) }
-func (o *observer) EndOfStream()                           { o.s.remove(o.id, nil) }
+func (o *observer) ObserveAccessUnit(au *media.AccessUnit) {
+	if err := o.s.video(o.id, au); err != nil && !o.warned {
+		o.warned = true
+		o.s.log.Warn("rtsp metadata: stream not served", "stream", o.id, "err", err)
+	}
+}
+
+func (o *observer) EndOfStream() { o.s.remove(o.id, nil) }
 
 // path is one stream's RTSP stream.
 type path struct {
@@ -231,8 +239,8 @@ func (p *path) end() {
 }
 
 // video writes au to stream id's path, opening it on its first key frame (and again when the
-// codec changes).
-func (s *Server) video(id string, au *media.AccessUnit) {
+// codec changes); the error says why the path could not open.
+func (s *Server) video(id string, au *media.AccessUnit) error {
 	p := s.lookup(id)
 	if p != nil && p.codec != au.Codec {
 		s.remove(id, p)
@@ -240,28 +248,28 @@ func (s *Server) video(id string, au *media.AccessUnit) {
 	}
 	if p == nil {
 		if !au.Key {
-			return
+			return nil
 		}
 		var err error
 		if p, err = s.open(id, au); err != nil {
-			s.log.Warn("rtsp metadata: stream not served", "stream", id, "err", err)
-			return
+			return err
 		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.st == nil {
-		return
+		return nil
 	}
 	pkts, err := p.vp.packets(au)
 	if err != nil {
 		s.log.Debug("rtsp metadata: access unit not sent", "stream", id, "err", err)
-		return
+		return nil
 	}
 	ntp := p.origin.Add(au.PTS)
 	for _, k := range pkts {
 		_ = p.st.WritePacketRTPWithNTP(p.video, k, ntp)
 	}
+	return nil
 }
 
 func (s *Server) open(id string, au *media.AccessUnit) (*path, error) {
