@@ -21,6 +21,7 @@ import (
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/model"
+	"github.com/vinfer/vinfer/onvifmeta"
 	"github.com/vinfer/vinfer/pipeline"
 	"github.com/vinfer/vinfer/sink"
 	"github.com/vinfer/vinfer/source"
@@ -48,6 +49,7 @@ type App struct {
 	rec      *recording         // nil without a record section (app/record.go)
 	gb       *gbPlatform        // the GB28181 platform (gb28181.go), nil without a gb28181: section
 	live     *liveView          // the live view (live.go)
+	rtspMeta *onvifmeta.Server  // output.rtsp (rtspmeta.go), nil without it
 
 	failed      failedStreams // configured streams that could not start (retry.go)
 	overload    *overload     // degraded streams (overload.go)
@@ -115,6 +117,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		a.sinks = append(a.sinks, a.rec)
 	}
 	if err := a.openLive(); err != nil {
+		a.closeSinks()
+		return nil, err
+	}
+	if err := a.openRTSPMeta(); err != nil {
 		a.closeSinks()
 		return nil, err
 	}

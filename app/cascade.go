@@ -69,6 +69,9 @@ func (a *App) auObserver(id string) pipeline.AUObserver {
 			obs = append(obs, t)
 		}
 	}
+	if a.rtspMeta != nil {
+		obs = append(obs, a.rtspMeta.Observer(id))
+	}
 	switch len(obs) {
 	case 0:
 		return nil

@@ -40,6 +40,8 @@ type Output struct {
 	// TLSCert and TLSKey, both set, serve HTTPS with this certificate and key (PEM files).
 	TLSCert string `yaml:"tls_cert,omitempty" json:"tls_cert,omitempty"`
 	TLSKey  string `yaml:"tls_key,omitempty" json:"-"`
+	// RTSP serves the streams' video with ONVIF metadata (config/rtspout.go); nil: off.
+	RTSP *RTSPOut `yaml:"rtsp,omitempty" json:"rtsp,omitempty"`
 }
 
 // ErrTLSPair is returned when only one of tls_cert and tls_key is set.
@@ -52,6 +54,9 @@ func (o *Output) Validate() error {
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return ErrTLSPair
+	}
+	if err := o.validateRTSP(); err != nil {
+		return err
 	}
 	return ValidateTokens(o.Tokens, o.Token)
 }

@@ -145,7 +145,8 @@ func New() *Metrics {
 		gbCollector{m},
 		gbUpCollector{m},
 		onvifCollector{m}, // metrics/onvif.go
-		appCollector{m},   // also collects streamLatency, after dropping removed streams' series
+		rtspMetaCollector{m},
+		appCollector{m}, // also collects streamLatency, after dropping removed streams' series
 	)
 	return m
 }
