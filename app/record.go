@@ -117,7 +117,11 @@ func (rc *recording) RecordingSegments(stream string, from, to time.Time) ([]def
 	}
 	out := make([]defs.RecordedSegment, len(segs))
 	for i, s := range segs {
-		out[i] = defs.RecordedSegment{Name: s.Name, Start: s.Start.UTC(), End: s.End.UTC(), Bytes: s.Size}
+		out[i] = defs.RecordedSegment{Name: s.Name, Start: s.Start.UTC(), End: s.End.UTC(), Bytes: s.Size, Open: s.Open}
+		if s.HasZero {
+			z := s.Zero.Seconds()
+			out[i].ZeroPTS = &z
+		}
 	}
 	return out, nil
 }
