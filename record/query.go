@@ -245,3 +245,22 @@ func fragments(f *os.File, head func([]byte) bool, frag func([]byte) error) erro
 	}
 	return nil
 }
+
+// Known reports whether stream has been recorded: a folder under Dir (kept after its stream
+// stops) or a writer now.
+func (r *Recorder) Known(stream string) bool {
+	if !validID(stream) {
+		return false
+	}
+	if fi, err := os.Stat(filepath.Join(r.Dir, stream)); err == nil && fi.IsDir() {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.streams {
+		if s.id == stream {
+			return true
+		}
+	}
+	return false
+}
