@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/vinfer/vinfer/api"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/testutil"
 )
@@ -33,7 +34,13 @@ type reviewFrame struct {
 // frame's PTS shows that frame (the frame Chromium presents, requestVideoFrameCallback's media
 // time plus the segment's zero_pts) with exactly the results log's boxes of that frame, drawn on
 // the overlay; the next-frame button steps to the next logged frame.
-func TestWebReview(t *testing.T) {
+func TestWebReview(t *testing.T) { reviewPage(t, false) }
+
+// TestWebReviewCluster: the same through a cluster node that does not run the stream: the
+// listing, the results and the segments' range requests are forwarded to the owner.
+func TestWebReviewCluster(t *testing.T) { reviewPage(t, true) }
+
+func reviewPage(t *testing.T, viaCluster bool) {
 	const token = "s3cret-review"
 	clip := testutil.ShortClip(t, "videos/car-detection.mp4", 120) // two GOPs of 4.8 s
 	dir := t.TempDir()
@@ -71,6 +78,11 @@ func TestWebReview(t *testing.T) {
 		e.want("GET", "/api/streams/cam1/recordings?"+q, "", 200, &list)
 		return int64(len(frames)) == st.Counters.Inferred && len(list.Segments) >= 2 && !list.Segments[len(list.Segments)-1].Open
 	})
+	page := e.url
+	if viaCluster {
+		fc := &fakeCluster{streams: map[string]config.Stream{"cam1": {ID: "cam1", Model: "yolox"}}, otherURL: e.url}
+		page = startWith(t, token, nil, func(s *api.Server) { s.Cluster = fc }).url
+	}
 	seg2 := list.Segments[1]
 	if seg2.ZeroPTS == nil {
 		t.Fatalf("segment %s lists no zero_pts", seg2.Name)
@@ -89,9 +101,9 @@ func TestWebReview(t *testing.T) {
 
 	if err := chromedp.Do(ctx,
 		watchCSP(),
-		chromedp.Navigate(e.url+"/review.html"),
+		chromedp.Navigate(page+"/review.html"),
 		ignore(chromedp.Evaluate[bool](`localStorage.setItem('vinfer.token', '`+token+`'), true`)),
-		chromedp.Navigate(e.url+"/review.html?stream=cam1"),
+		chromedp.Navigate(page+"/review.html?stream=cam1"),
 		chromedp.WaitVisible(chromedp.CSS(`#rv-timeline`)),
 	); err != nil {
 		t.Fatalf("page load: %v", err)
@@ -128,7 +140,7 @@ func TestWebReview(t *testing.T) {
 
 	// The chosen frame by a deep link: the frame shown and its boxes.
 	want := frames[pick]
-	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/review.html?stream=cam1&pts=%v", e.url, want.PTS))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/review.html?stream=cam1&pts=%v", page, want.PTS))); err != nil {
 		t.Fatal(err)
 	}
 	checkFrame := func(step string, want reviewFrame) {
@@ -183,5 +195,9 @@ func TestWebReview(t *testing.T) {
 	if v, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp`)); err == nil && len(v) > 0 {
 		t.Errorf("content security policy violations: %v", v)
 	}
-	shoot(t, ctx, "web-review.png")
+	name := "web-review.png"
+	if viaCluster {
+		name = "web-review-cluster.png"
+	}
+	shoot(t, ctx, name)
 }
