@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"path/filepath"
 	"testing"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/vinfer/vinfer/analytics"
 	"github.com/vinfer/vinfer/api"
+	"github.com/vinfer/vinfer/app"
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/internal/testutil"
 )
@@ -47,9 +50,12 @@ func reviewPage(t *testing.T, viaCluster bool) {
 	ctx := browser(t, 5*time.Minute)
 	e := startWith(t, token, func(c *config.Config) {
 		c.Record = &config.Record{Dir: filepath.Join(dir, "rec"), Segment: config.Duration(4 * time.Second)}
-	}, nil)
+		c.Evidence = &config.Evidence{Dir: filepath.Join(dir, "ev"), Pre: config.Duration(time.Second), Post: config.Duration(time.Second),
+			Events: []string{"track.start"}}
+	}, func(s *api.Server) { s.Evidence = s.App.(*app.App).Evidence() })
 	from := time.Now().Add(-time.Second)
-	if err := e.app.AddStream(config.Stream{ID: "cam1", Source: clip, Model: "yolox", Realtime: true, Record: true}); err != nil {
+	if err := e.app.AddStream(config.Stream{ID: "cam1", Source: clip, Model: "yolox", Realtime: true, Record: true,
+		Config: analytics.Config{TrackEvents: true}}); err != nil {
 		t.Fatal(err)
 	}
 	q := "start=" + url.QueryEscape(from.UTC().Format(time.RFC3339Nano)) + "&end=" +
@@ -157,16 +163,24 @@ func reviewPage(t *testing.T, viaCluster bool) {
 		var st struct {
 			PTS       float64
 			MediaTime float64 `json:"media_time"`
+			Segment   string
 			reviewFrame
 		}
 		if err := json.Unmarshal([]byte(got), &st); err != nil {
 			t.Fatal(err)
 		}
 		st.Frame = want.Frame
-		if d := st.MediaTime + *seg2.ZeroPTS - want.PTS; d > 0.001 || d < -0.001 {
-			t.Errorf("%s: the frame shown is at media time %.6f s + zero %.6f s, the results log's frame %d at pts %.6f s",
-				step, st.MediaTime, *seg2.ZeroPTS, want.Frame, want.PTS)
+		zero := math.NaN()
+		for _, sg := range list.Segments {
+			if sg.Name == st.Segment && sg.ZeroPTS != nil {
+				zero = *sg.ZeroPTS
+			}
 		}
+		if d := st.MediaTime + zero - want.PTS; !(d < 0.001 && d > -0.001) {
+			t.Errorf("%s: the frame shown is at media time %.6f s of %s (zero %.6f s), the results log's frame %d at pts %.6f s",
+				step, st.MediaTime, st.Segment, zero, want.Frame, want.PTS)
+		}
+		t.Logf("%s: frame %d of %s at media time %.4f s, %d objects", step, want.Frame, st.Segment, st.MediaTime, len(st.Objects))
 		a, _ := json.Marshal(st.Objects)
 		b, _ := json.Marshal(want.Objects)
 		if !bytes.Equal(a, b) {
@@ -192,6 +206,39 @@ func reviewPage(t *testing.T, viaCluster bool) {
 		t.Fatal(err)
 	}
 	checkFrame("review-next", frames[pick+1])
+
+	// An event mark (the owner's evidence; not forwarded in a cluster): a click shows the
+	// event's frame, by its PTS.
+	if !viaCluster {
+		var ev struct {
+			Items []struct {
+				ID  string
+				PTS float64
+			}
+		}
+		e.want("GET", "/api/evidence?stream=cam1", "", 200, &ev)
+		if len(ev.Items) == 0 {
+			t.Fatal("no track.start event")
+		}
+		it := ev.Items[len(ev.Items)-1]
+		var at reviewFrame
+		for _, f := range frames {
+			if d := f.PTS - it.PTS; d < 0.001 && d > -0.001 {
+				at = f
+			}
+		}
+		// Away from it first (two frames back), then the mark.
+		for i := range 2 {
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#rv-prev`))); err != nil {
+				t.Fatal(err)
+			}
+			checkFrame(fmt.Sprintf("review-prev%d", i+1), frames[pick-i])
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.rv-mark[data-id="`+it.ID+`"]`))); err != nil {
+			t.Fatal(err)
+		}
+		checkFrame("review-mark", at)
+	}
 	if v, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp`)); err == nil && len(v) > 0 {
 		t.Errorf("content security policy violations: %v", v)
 	}

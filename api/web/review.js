@@ -111,8 +111,14 @@ function rvEvent(it) {
 }
 
 // rvSeekPTS shows the frame of source PTS pts (s); false when no segment holds it.
+// The segment starting nearest before pts holds it (a wall-clock span is only about the
+// media's).
 function rvSeekPTS(pts) {
-  const s = rv.segs.find((s) => typeof s.zero_pts === "number" && pts >= s.zero_pts - OV_MATCH && pts <= s.zero_pts + rvDur(s) + 1);
+  let s = null;
+  for (const x of rv.segs) {
+    if (typeof x.zero_pts !== "number" || pts < x.zero_pts - OV_MATCH || pts > x.zero_pts + rvDur(x) + 1) continue;
+    if (!s || x.zero_pts > s.zero_pts) s = x;
+  }
   if (!s) return false;
   rvOpen(s, pts - s.zero_pts);
   return true;
