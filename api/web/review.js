@@ -227,7 +227,17 @@ function rvFrameLoop() {
   });
   v.addEventListener("play", () => { rv$("#rv-play").textContent = "pause"; });
   v.addEventListener("pause", () => { rv$("#rv-play").textContent = "play"; });
-  v.addEventListener("error", () => rvStatus(`the video cannot play here (MediaError ${v.error && v.error.code}): export it as MP4`, "bad"));
+  v.addEventListener("error", async () => {
+    const s = rv.seg;
+    if (s && s.open && !rv.reopened) { // the segment being written closed (renamed): reopen it closed
+      rv.reopened = true;
+      const m = v.currentTime;
+      await rvList();
+      const n = rv.segs.find((x) => x.start === s.start && !x.open);
+      if (n) { rv.seg = null; await rvOpen(n, m); rv.reopened = false; return; }
+    }
+    rvStatus(`the video cannot play here (MediaError ${v.error && v.error.code}): export it as MP4`, "bad");
+  });
 }
 
 function rvTimeline() {
