@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"testing"
@@ -143,6 +145,23 @@ func reviewPage(t *testing.T, viaCluster bool) {
 		return !v.paused && s.source === 'frame' && s.exact && s.media_time > 0.5 ? [v.currentTime, s.pts, s.frame] : null;
 	})()`, time.Minute)
 	t.Logf("playing %s: currentTime %.2f s, frame %v at pts %v with its results", seg2.Name, started[0], started[2], started[1])
+
+	// The export links (the shown segment's range by default) answer the video and its results.
+	links := poll[[]string](t, ctx, "review-exports", `(() => {
+		const l = ['#rv-exp-mp4', '#rv-exp-jsonl', '#rv-exp-mot'].map((s) => document.querySelector(s).href);
+		return l.every((h) => h.includes('start=')) ? l : null;
+	})()`, 10*time.Second)
+	for i, ct := range []string{"video/mp4", "application/jsonl", "text/csv"} {
+		resp, err := http.Get(links[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != ct || len(b) == 0 {
+			t.Errorf("export %s: %s %q, %d bytes", links[i], resp.Status, resp.Header.Get("Content-Type"), len(b))
+		}
+	}
 
 	// The chosen frame by a deep link: the frame shown and its boxes.
 	want := frames[pick]
