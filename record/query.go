@@ -109,6 +109,8 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 		return err
 	}
 	var init []byte
+	var segZero time.Duration // the zero of the segment being read (hasZero: it has one)
+	var hasZero bool
 	var offset uint64 // the timeline's end so far, in timescale ticks
 	var shift uint64  // the first fragment exported starts the timeline at 0
 	var seq uint32
@@ -121,11 +123,11 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 		var segEnd uint64
 		same := true
 		err = fragments(f, func(head []byte) bool {
+			segZero, hasZero = headZero(head)
 			head = stripZero(head)
 			if init == nil {
 				init = append([]byte(nil), head...)
-				_, err := w.Write(init)
-				return err == nil
+				return true // written with the first fragment exported
 			}
 			same = bytes.Equal(init, head)
 			return same
@@ -149,6 +151,13 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 			}
 			if seq == 0 {
 				shift = offset + t.BaseTime
+				head := init
+				if hasZero { // the export's media time 0 is this fragment's start
+					head = append(append([]byte(nil), init...), zeroBox(segZero+time.Duration(t.BaseTime)*time.Second/timescale)...)
+				}
+				if _, err := w.Write(head); err != nil {
+					return err
+				}
 			}
 			seq++
 			scratch.Reset()

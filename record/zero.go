@@ -61,3 +61,12 @@ func readZero(f *os.File) (zero time.Duration, ok bool) {
 	}
 	return 0, false
 }
+
+// headZero reads the zero box from head (a segment's boxes before its first fragment).
+func headZero(head []byte) (zero time.Duration, ok bool) {
+	i := bytes.Index(head, []byte("free"+zeroTag))
+	if i < 4 || i-4+zeroBoxLen > len(head) {
+		return 0, false
+	}
+	return time.Duration(binary.BigEndian.Uint64(head[i-4+16:])), true
+}

@@ -1,8 +1,11 @@
 package record_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -111,5 +114,33 @@ func TestSegmentZeroMapsToSourcePTS(t *testing.T) {
 	}
 	if seen != len(units) {
 		t.Errorf("%d frames in the segments, %d fed", seen, len(units))
+	}
+
+	// An export of a middle range, across segments, carries its own zero.
+	exp := filepath.Join(t.TempDir(), "mid.mp4")
+	ef, _ := os.Create(exp)
+	if err := r.Export(ef, "cam1", t0.Add(4*time.Second), t0.Add(9*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	ef.Close()
+	b, _ := os.ReadFile(exp)
+	i := bytes.Index(b, []byte("freevinfzero"))
+	if i < 4 {
+		t.Fatal("the export has no zero box")
+	}
+	zero := time.Duration(binary.BigEndian.Uint64(b[i+12:]))
+	if zero < 3*time.Second || zero > 5*time.Second {
+		t.Errorf("the export of [4 s, 9 s) starts at PTS %v, want its first GOP's, 3–5 s", zero)
+	}
+	n := 0
+	for _, m := range framePTS(t, exp) {
+		us := zero.Microseconds() + int64(math.Round(m*1e6))
+		if !fed[us] && !fed[us-1] && !fed[us+1] {
+			t.Errorf("export: a frame at media time %.6f s maps to PTS %d µs, which no unit had", m, us)
+		}
+		n++
+	}
+	if n < 40 {
+		t.Errorf("the export holds %d frames, want 5 s or more at 10 fps", n)
 	}
 }
