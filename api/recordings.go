@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vinfer/vinfer/internal/defs"
@@ -184,7 +185,11 @@ func (s *Server) recordingSegment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "video/mp4")
-	w.Header().Set("Cache-Control", "private, max-age=3600")
+	if strings.HasSuffix(r.PathValue("name"), ".part") {
+		w.Header().Set("Cache-Control", "no-cache") // the segment being written grows
+	} else {
+		w.Header().Set("Cache-Control", "private, max-age=3600")
+	}
 	http.ServeContent(w, r, "", st.ModTime(), f)
 }
 

@@ -212,6 +212,13 @@ func TestRecordingAndResultsLog(t *testing.T) {
 		"/api/streams/cam1/export.mp4?start=0&end=7200":              http.StatusBadRequest,
 		"/api/streams/cam1/export.mp4?start=0&end=60":                http.StatusNotFound,
 		"/api/streams/..%2Fcam1/recordings/" + list.Segments[0].Name: http.StatusNotFound,
+		"/api/streams/nope/recordings":                               http.StatusNotFound,
+		"/api/streams/nope/results":                                  http.StatusNotFound,
+		"/api/streams/nope/export.mp4":                               http.StatusNotFound,
+		"/api/streams/cam1/recordings/000000000000001.part":          http.StatusNotFound,
+		"/api/streams/cam1/recordings/..%2F000000000000001.part":     http.StatusNotFound,
+		"/api/streams/cam1/recordings?start=yesterday":               http.StatusBadRequest,
+		"/api/streams/cam1/export.mp4?start=100&end=99":              http.StatusBadRequest,
 	} {
 		if resp, b := e.do("GET", path, ""); resp.StatusCode != code {
 			t.Errorf("GET %s: %s, want %d: %s", path, resp.Status, code, b)

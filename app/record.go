@@ -110,14 +110,29 @@ func (a *App) Recordings() defs.Recordings {
 	return a.rec
 }
 
+// known answers ErrNotRecorded for a stream never recorded here (an unknown id: 404).
+func (rc *recording) known(stream string) error {
+	if _, ok := rc.recorded.Load(stream); ok || rc.rec.Known(stream) {
+		return nil
+	}
+	return fmt.Errorf("%w: stream %q has no recording here", defs.ErrNotRecorded, stream)
+}
+
 func (rc *recording) RecordingSegments(stream string, from, to time.Time) ([]defs.RecordedSegment, error) {
+	if err := rc.known(stream); err != nil {
+		return nil, err
+	}
 	segs, err := rc.rec.Segments(stream, from, to)
 	if err != nil {
 		return nil, recErr(err)
 	}
 	out := make([]defs.RecordedSegment, len(segs))
 	for i, s := range segs {
-		out[i] = defs.RecordedSegment{Name: s.Name, Start: s.Start.UTC(), End: s.End.UTC(), Bytes: s.Size}
+		out[i] = defs.RecordedSegment{Name: s.Name, Start: s.Start.UTC(), End: s.End.UTC(), Bytes: s.Size, Open: s.Open}
+		if s.HasZero {
+			z := s.Zero.Seconds()
+			out[i].ZeroPTS = &z
+		}
 	}
 	return out, nil
 }
@@ -128,12 +143,18 @@ func (rc *recording) RecordingFile(stream, name string) (*os.File, error) {
 }
 
 func (rc *recording) RecordingExport(w io.Writer, stream string, from, to time.Time) error {
+	if err := rc.known(stream); err != nil {
+		return err
+	}
 	return recErr(rc.rec.Export(w, stream, from, to))
 }
 
 func (rc *recording) ResultsExport(w io.Writer, stream string, from, to time.Time, format string) error {
 	if rc.log == nil {
 		return fmt.Errorf("%w: the results log is off (record: results: false)", defs.ErrNotRecorded)
+	}
+	if err := rc.known(stream); err != nil {
+		return err
 	}
 	bw := bufio.NewWriterSize(w, 32<<10)
 	var b []byte

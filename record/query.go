@@ -29,19 +29,32 @@ const MaxExport = time.Hour
 // maxFragment bounds one fragment (a GOP) or init section an export reads into memory.
 const maxFragment = 256 << 20
 
-// Segments returns stream's closed segments overlapping [from, to) (zero to: no end), oldest
-// first.
+// Segments returns stream's segments overlapping [from, to) (zero to: no end), oldest first,
+// with their zeros (Seg.Zero): the closed ones, then the one being written (Open, up to its
+// last whole fragment).
 func (r *Recorder) Segments(stream string, from, to time.Time) ([]Seg, error) {
 	if !validID(stream) {
 		return nil, ErrNoStream
 	}
 	var out []Seg
+	in := func(s Seg) bool { return !s.End.Before(from) && (to.IsZero() || s.Start.Before(to)) }
 	for _, s := range r.list(stream) {
-		if s.End.Before(from) || (!to.IsZero() && !s.Start.Before(to)) {
+		if !in(s) {
 			continue
+		}
+		if f, err := os.Open(filepath.Join(r.Dir, stream, s.Name)); err == nil {
+			s.Zero, s.HasZero = readZero(f)
+			f.Close()
 		}
 		out = append(out, s)
 	}
+	r.mu.Lock()
+	for sr := range r.streams {
+		if o, ok := sr.openSeg(); ok && sr.id == stream && in(o) {
+			out = append(out, o)
+		}
+	}
+	r.mu.Unlock()
 	return out, nil
 }
 
@@ -66,13 +79,14 @@ func (r *Recorder) Oldest(stream string) time.Time {
 	return oldest
 }
 
-// Open opens one of stream's closed segments by its name (START-END.mp4, checked: nothing
-// else reaches the path).
+// Open opens one of stream's segments by its name: START-END.mp4 closed, START.part being
+// written (its last fragment may still be partly written); both checked, nothing else reaches
+// the path.
 func (r *Recorder) Open(stream, name string) (*os.File, error) {
 	if !validID(stream) {
 		return nil, ErrNoStream
 	}
-	if _, _, ok := parseSegName(name); !ok {
+	if _, _, ok := parseSegName(name); !ok && !partName(name) {
 		return nil, ErrNoSegment
 	}
 	f, err := os.Open(filepath.Join(r.Dir, stream, name))
@@ -95,6 +109,8 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 		return err
 	}
 	var init []byte
+	var segZero time.Duration // the zero of the segment being read (hasZero: it has one)
+	var hasZero bool
 	var offset uint64 // the timeline's end so far, in timescale ticks
 	var shift uint64  // the first fragment exported starts the timeline at 0
 	var seq uint32
@@ -107,10 +123,11 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 		var segEnd uint64
 		same := true
 		err = fragments(f, func(head []byte) bool {
+			segZero, hasZero = headZero(head)
+			head = stripZero(head)
 			if init == nil {
 				init = append([]byte(nil), head...)
-				_, err := w.Write(init)
-				return err == nil
+				return true // written with the first fragment exported
 			}
 			same = bytes.Equal(init, head)
 			return same
@@ -134,6 +151,13 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 			}
 			if seq == 0 {
 				shift = offset + t.BaseTime
+				head := init
+				if hasZero { // the export's media time 0 is this fragment's start
+					head = append(append([]byte(nil), init...), zeroBox(segZero+time.Duration(t.BaseTime)*time.Second/timescale)...)
+				}
+				if _, err := w.Write(head); err != nil {
+					return err
+				}
 			}
 			seq++
 			scratch.Reset()
@@ -157,6 +181,20 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 		return ErrNothing
 	}
 	return nil
+}
+
+// partName reports whether name is an open segment's: START.part, START 15 digits.
+func partName(name string) bool {
+	ms, ok := strings.CutSuffix(name, partExt)
+	if !ok || len(ms) != msWidth {
+		return false
+	}
+	for i := 0; i < len(ms); i++ {
+		if ms[i] < '0' || ms[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // errStop ends fragments early without an error.
@@ -215,4 +253,23 @@ func fragments(f *os.File, head func([]byte) bool, frag func([]byte) error) erro
 		off += n
 	}
 	return nil
+}
+
+// Known reports whether stream has been recorded: a folder under Dir (kept after its stream
+// stops) or a writer now.
+func (r *Recorder) Known(stream string) bool {
+	if !validID(stream) {
+		return false
+	}
+	if fi, err := os.Stat(filepath.Join(r.Dir, stream)); err == nil && fi.IsDir() {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.streams {
+		if s.id == stream {
+			return true
+		}
+	}
+	return false
 }

@@ -197,6 +197,28 @@ type streamRec struct {
 	closed   bool
 	ch       chan *gop
 	queued   atomic.Int64
+
+	omu  sync.Mutex
+	open Seg // the segment being written (Open set); zero: none
+}
+
+// setOpen notes the segment being written (nil: none), for Segments.
+func (s *streamRec) setOpen(seg *segment) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	if seg == nil {
+		s.open = Seg{}
+		return
+	}
+	s.open = Seg{Stream: s.id, Name: filepath.Base(seg.path), Start: seg.start, End: seg.end, Size: seg.size,
+		Zero: seg.baseDTS, HasZero: true, Open: true}
+}
+
+// openSeg returns the segment being written, ok false when none has a fragment yet.
+func (s *streamRec) openSeg() (Seg, bool) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	return s.open, s.open.Open && s.open.End.After(s.open.Start)
 }
 
 // ObserveAccessUnit copies au into the GOP being gathered (pipeline.AUObserver); a key frame
@@ -291,6 +313,7 @@ func (s *streamRec) write() {
 			r.segments.Add(1)
 		}
 		seg = nil
+		s.setOpen(nil)
 		r.retain(s.id)
 		if r.OnSegment != nil {
 			r.OnSegment(s.id)
@@ -329,6 +352,7 @@ func (s *streamRec) write() {
 			}
 			continue
 		}
+		s.setOpen(seg)
 		r.fragments.Add(1)
 		r.bytes.Add(seg.size - before)
 		if free, err := freeBytes(r.Dir); err == nil && free < r.minFree() {

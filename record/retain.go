@@ -14,6 +14,11 @@ type Seg struct {
 	Name       string // START-END.mp4
 	Start, End time.Time
 	Size       int64
+	// Zero is the source PTS of the segment's media time 0 (HasZero: known; Segments only).
+	Zero    time.Duration
+	HasZero bool
+	// Open: the segment being written (Name START.part, End its last fragment's end).
+	Open bool
 }
 
 // list returns stream's closed segments, oldest first.

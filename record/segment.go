@@ -173,12 +173,12 @@ func openSegment(dir string, start time.Time, p params, baseDTS time.Duration) (
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
+	if _, err := f.Write(append(buf.Bytes(), zeroBox(baseDTS)...)); err != nil {
 		f.Close()
 		os.Remove(path)
 		return nil, err
 	}
-	return &segment{f: f, path: path, start: start, end: start, params: p, baseDTS: baseDTS, size: int64(buf.Len())}, nil
+	return &segment{f: f, path: path, start: start, end: start, params: p, baseDTS: baseDTS, size: int64(buf.Len() + zeroBoxLen)}, nil
 }
 
 // fragment appends g as one fragment (moof + mdat); a failed write leaves the file as it was.

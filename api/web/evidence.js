@@ -226,6 +226,38 @@ function evRenderTimeline(items) {
 
 // ---- player ----
 
+// The clip's overlay: a recorded stream's results log (record: true) drawn at the frame shown;
+// the clip's media time m is the source's PTS clip.start + m (evidence.WriteMP4's edit list).
+const evOverlay = { id: "", zero: 0, frames: [] };
+window.evidenceOverlay = { event: "", frame: null, pts: null, objects: [] };
+
+async function evOverlayLoad(it) {
+  evOverlay.id = it.id;
+  evOverlay.zero = it.clip.start;
+  evOverlay.frames = [];
+  const at = Date.parse(it.time) - (it.pts - it.clip.start) * 1000; // the clip's start, about
+  const frames = await ovResults((p, o) => apiRequest(p, Object.assign({ token: evState.token }, o)), it.stream,
+    new Date(at - 5000), new Date(at + (it.clip.end - it.clip.start) * 1000 + 5000), it.clip.start - OV_MATCH, it.clip.end + OV_MATCH);
+  if (evOverlay.id === it.id) evOverlay.frames = frames;
+}
+
+function evOverlayShow(m) {
+  const pts = evOverlay.zero + m;
+  const i = ovFind(evOverlay.frames, pts);
+  const f = i >= 0 && Math.abs(evOverlay.frames[i].pts - pts) <= OV_MATCH ? evOverlay.frames[i] : null;
+  window.evidenceOverlay = { event: evOverlay.id, frame: f ? f.frame : null, pts, objects: f ? f.objects : [] };
+  ovDraw(ev$("#ev-overlay"), ev$("#ev-video"), f, false);
+}
+
+function evOverlayInit() {
+  const v = ev$("#ev-video");
+  if (v.requestVideoFrameCallback) {
+    const tick = (_now, meta) => { evOverlayShow(meta.mediaTime); v.requestVideoFrameCallback(tick); };
+    v.requestVideoFrameCallback(tick);
+  }
+  v.addEventListener("seeked", () => evOverlayShow(v.currentTime));
+}
+
 function evSelect(id) {
   const it = evState.items.get(id);
   if (!it) return;
@@ -241,6 +273,7 @@ function evSelect(id) {
       const offset = Math.max(0, it.pts - it.clip.start - 1);
       v.addEventListener("loadedmetadata", () => { if (offset < v.duration) v.currentTime = offset; }, { once: true });
       v.play().catch(() => { /* autoplay refused: the controls play it */ });
+      evOverlayLoad(it);
     }
     ev$("#ev-video-empty").hidden = true;
   } else {
@@ -323,6 +356,7 @@ ev$("#ev-stream").addEventListener("change", evFilter);
 ev$("#ev-type").addEventListener("change", evFilter);
 ev$("#ev-more").addEventListener("click", evMore);
 
+evOverlayInit();
 evStreams();
 evRefresh();
 setInterval(evRefresh, 3000);

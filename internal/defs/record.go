@@ -17,13 +17,18 @@ var (
 	ErrRangeTooLong = errors.New("time range too long")
 )
 
-// RecordedSegment is one closed segment of a stream's continuous recording.
+// RecordedSegment is one segment of a stream's continuous recording.
 type RecordedSegment struct {
-	Name  string    `json:"name"` // START-END.mp4
+	Name  string    `json:"name"` // START-END.mp4, or START.part while Open
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
 	Bytes int64     `json:"bytes"`
 	URL   string    `json:"url,omitempty"`
+	// ZeroPTS is the source PTS (s) of the segment's media time 0: the frame shown at media
+	// time m has the results log's pts ZeroPTS+m. Nil for segments recorded without it.
+	ZeroPTS *float64 `json:"zero_pts,omitempty"`
+	// Open: the segment being written, listed up to its last fragment.
+	Open bool `json:"open,omitempty"`
 }
 
 // Recordings serves the continuous recordings and per-frame results logs (packages record
