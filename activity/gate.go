@@ -104,6 +104,9 @@ type Gate struct {
 	gated, probes, wakes, burstUnits, burstNanos, cut atomic.Int64
 	burstStart                                        time.Time
 
+	rows, plane []byte // a device frame's sampled luma rows and their plane (LumaSampler)
+	unsampled   atomic.Int64
+
 	mu       sync.Mutex // guards the fields below (Snapshot)
 	fraction float64
 	boxes    []defs.MotionBox
@@ -311,8 +314,8 @@ func (g *Gate) Frame(f *frame.Frame) Verdict {
 	if f.PTS <= g.replayed {
 		return Again // a burst decodes frames analysed before it
 	}
-	r := g.det.Process(f)
-	moving := !r.Lighting && r.Fraction >= g.s.MinFraction && r.Moving()
+	r, ok := g.motion(f)
+	moving := !ok || !r.Lighting && r.Fraction >= g.s.MinFraction && r.Moving()
 	g.mu.Lock()
 	g.fraction = r.Fraction
 	g.boxes = g.boxes[:0]
@@ -348,6 +351,51 @@ func (g *Gate) Frame(f *frame.Frame) Verdict {
 	}
 	return v
 }
+
+// LumaSampler is the backing of a frame whose pixels are in device memory (an NVDEC
+// surface): it copies to the host the luma rows the motion check samples
+// (motion.SampledRows: rows first, first+every, …, width bytes each) into dst, packed (pitch
+// width), before returning.
+type LumaSampler interface {
+	SampleLuma(f *frame.Frame, dst []byte, first, every, width, rows int) error
+}
+
+// motion checks f: its host luma plane, or the rows a LumaSampler copied out of device memory
+// (one row per 12×12 block of a 1080p frame: 173 KB, not the 2 MB luma plane). ok is false
+// for a frame that could not be checked (no host plane, no sampler, a copy that failed):
+// counted, and taken for motion so that nothing is missed.
+func (g *Gate) motion(f *frame.Frame) (motion.Result, bool) {
+	if f.Planes[0] != nil {
+		return g.det.Process(f), true
+	}
+	ls, ok := f.Backing.(LumaSampler)
+	if !ok || f.Width <= 0 || f.Height <= 0 {
+		g.unsampled.Add(1)
+		return motion.Result{}, false
+	}
+	w, h, step := g.det.PlaneSize(f.Width, f.Height)
+	first, every, width, rows := motion.SampledRows(w, h, step)
+	if first+(rows-1)*every >= f.Height {
+		rows--
+	}
+	if n := width * rows; cap(g.rows) < n {
+		g.rows = make([]byte, n)
+	}
+	if cap(g.plane) < w*h {
+		g.plane = make([]byte, w*h)
+	}
+	g.rows, g.plane = g.rows[:width*rows], g.plane[:w*h]
+	if err := ls.SampleLuma(f, g.rows, first, every, width, rows); err != nil {
+		g.unsampled.Add(1)
+		return motion.Result{}, false
+	}
+	clear(g.plane[rows*w:]) // a last block whose middle row is past the picture
+	motion.AverageRows(g.plane, g.rows, width, w, rows, step)
+	return g.det.ProcessPlane(g.plane, f.Width, f.Height), true
+}
+
+// Unsampled counts frames whose motion could not be checked (taken for motion).
+func (g *Gate) Unsampled() int64 { return g.unsampled.Load() }
 
 func (g *Gate) infer(f *frame.Frame, yes bool) Verdict {
 	if !yes {
