@@ -107,6 +107,8 @@ type Gate struct {
 	rows, plane []byte // a device frame's sampled luma rows and their plane (LumaSampler)
 	unsampled   atomic.Int64
 
+	wokeN, wokeNanos, wokeMax atomic.Int64 // WokeResult
+
 	mu       sync.Mutex // guards the fields below (Snapshot)
 	fraction float64
 	boxes    []defs.MotionBox
@@ -394,6 +396,22 @@ func (g *Gate) motion(f *frame.Frame) (motion.Result, bool) {
 	return g.det.ProcessPlane(g.plane, f.Width, f.Height), true
 }
 
+// Idle reports whether the gate may make its stream idle (mode idle).
+func (g *Gate) Idle() bool { return g.s.Idle }
+
+// WokeResult records the time from a wake's start (the arrival of the access unit that woke
+// the stream) to the first result after it; any goroutine.
+func (g *Gate) WokeResult(d time.Duration) {
+	g.wokeN.Add(1)
+	g.wokeNanos.Add(int64(d))
+	for {
+		old := g.wokeMax.Load()
+		if int64(d) <= old || g.wokeMax.CompareAndSwap(old, int64(d)) {
+			return
+		}
+	}
+}
+
 // Unsampled counts frames whose motion could not be checked (taken for motion).
 func (g *Gate) Unsampled() int64 { return g.unsampled.Load() }
 
@@ -409,9 +427,11 @@ func (g *Gate) infer(f *frame.Frame, yes bool) Verdict {
 // Snapshot returns the gate's state and counters.
 func (g *Gate) Snapshot(mode string) defs.Activity {
 	a := defs.Activity{Mode: mode, State: g.State(), Gated: g.gated.Load(), Probes: g.probes.Load(),
-		Wakes: g.wakes.Load(), BurstUnits: g.burstUnits.Load(), BurstNanos: g.burstNanos.Load(), Cut: g.cut.Load()}
+		Wakes: g.wakes.Load(), BurstUnits: g.burstUnits.Load(), BurstNanos: g.burstNanos.Load(), Cut: g.cut.Load(),
+		Unsampled: g.unsampled.Load(), WokeResults: g.wokeN.Load(), WakeNanos: g.wokeNanos.Load(), WakeMaxNanos: g.wokeMax.Load()}
 	g.mu.Lock()
 	a.Fraction, a.GOP, a.IdleOff = g.fraction, g.gopLen, g.idleOff
+	a.HeldBytes = cap(g.gop.data) + cap(g.rows) + cap(g.plane)
 	a.Boxes = append([]defs.MotionBox(nil), g.boxes...)
 	g.mu.Unlock()
 	return a

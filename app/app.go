@@ -48,6 +48,7 @@ type App struct {
 	failed      failedStreams // configured streams that could not start (retry.go)
 	overload    *overload     // degraded streams (overload.go)
 	overloadEnd func()        // stops the overload watch and waits for it
+	decPools    decoderPools  // shared decoders of idle streams (decpool.go)
 }
 
 var (
@@ -206,6 +207,11 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 		return errOpen{err}
 	}
 	sc.Source = src
+	if err := a.poolDecoders(&sc, src.Info().PTSInDecodeOrder); err != nil {
+		src.Close()
+		a.limits.drop(s.ID)
+		return err
+	}
 	if err := a.Pipeline.AddStream(sc); err != nil {
 		src.Close()
 		a.limits.drop(s.ID)
@@ -292,6 +298,7 @@ func (a *App) StopWithin(drain time.Duration) error {
 	a.failed.stop()
 	a.overloadEnd()
 	err := a.Pipeline.StopWithin(drain)
+	a.decPools.close()
 	a.stopGB28181()
 	if cerr := a.closeSinks(); err == nil {
 		err = cerr

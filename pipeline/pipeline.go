@@ -173,6 +173,9 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	st := &stream{gate: gate, watch: watchedClasses(&cfg.Stream), scene: sc, cfg: cfg, ownPre: cpu, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		torn:   make(chan struct{}),
 		policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
+	if usesPool(&cfg, gate) {
+		st.dpool = cfg.Decoders
+	}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
 	st.q.background = !cfg.Source.Live()
 	m.sched.add(st.q)
@@ -208,10 +211,8 @@ func (s *stream) finish() {
 		s.recycle(it)
 	}
 	s.releaseLatest()
-	if s.dec != nil {
-		if err := s.dec.Close(); err != nil {
-			s.p.log("stream %s: %v", s.cfg.ID, err)
-		}
+	if err := s.closeDecoder(); err != nil {
+		s.p.log("stream %s: %v", s.cfg.ID, err)
 	}
 	s.cfg.Source.Close()
 	if s.ownPre != nil {
@@ -514,6 +515,7 @@ func (p *Pipeline) Streams() []StreamStatus {
 		var act *defs.Activity
 		if st.gate != nil {
 			a := st.gate.Snapshot(st.cfg.Activity.Mode.String())
+			a.Parked = st.holdsNone.Load()
 			act = &a
 		}
 		out = append(out, StreamStatus{Activity: act, Scene: scene, ID: id, Model: st.cfg.Model, Decl: decl, Device: dev, Live: st.cfg.Source.Live(),

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/vinfer/vinfer/codec"
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/cuda"
+	"github.com/vinfer/vinfer/decpool"
+	"github.com/vinfer/vinfer/media"
+	"github.com/vinfer/vinfer/pipeline"
+)
+
+// Decoder pools of streams with idle decoding (docs/activity.md, "Decoders of idle streams"):
+// one per GPU for nvdec streams, one per FFmpeg decoder set-up for host streams.
+const (
+	// nvdecProbers and nvdecWarm size a GPU's pool: 8 shared decoders decode the idle key
+	// frames (an NVDEC I-frame and drain take a few ms: ~2,000 key frames/s, 600 idle cameras
+	// with 1 s GOPs need 600), 4 warm ones absorb the wakes of a 10 %-active rotation.
+	nvdecProbers, nvdecWarm = 8, 4
+	// cpuProbers and cpuWarm size a host pool: FFmpeg decoders are cheap to make.
+	cpuProbers, cpuWarm = 2, 1
+)
+
+// decoderPools holds the app's decoder pools by set-up.
+type decoderPools struct {
+	mu    sync.Mutex
+	pools map[string]*decpool.Pool
+}
+
+// decoderPool returns the pool for stream s (decoded on dev, nil: FFmpeg with frames frames).
+func (a *App) decoderPool(s *config.Stream, dev *cuda.Device, frames int) (*decpool.Pool, error) {
+	var key string
+	var cfg decpool.Config
+	if dev != nil {
+		key = fmt.Sprintf("nvdec/%d", dev.Ordinal())
+		cfg = decpool.Config{Probers: nvdecProbers, Warm: nvdecWarm, New: func(c media.Codec) (decpool.Decoder, error) {
+			d := &codec.NVDECStream{Device: dev, Codec: c, Shared: true}
+			if err := d.Init(); err != nil {
+				return nil, err
+			}
+			return d, nil
+		}}
+	} else {
+		concealed, skip := s.Concealed == config.ConcealedInfer, s.SkipNonRef
+		key = fmt.Sprintf("ffmpeg/%d/%v/%v", frames, concealed, skip)
+		cfg = decpool.Config{Probers: cpuProbers, Warm: cpuWarm, New: func(c media.Codec) (decpool.Decoder, error) {
+			d := &codec.Decoder{Codec: c, Name: "shared", OutputCorrupt: concealed, Frames: frames, SkipNonRef: skip}
+			if err := d.Init(); err != nil {
+				return nil, err
+			}
+			return d, nil
+		}}
+	}
+	p := &a.decPools
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pl := p.pools[key]; pl != nil {
+		return pl, nil
+	}
+	pl, err := decpool.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p.pools == nil {
+		p.pools = map[string]*decpool.Pool{}
+	}
+	p.pools[key] = pl
+	return pl, nil
+}
+
+// poolDecoders makes sc's stream, when it decodes idle (activity mode idle) a source whose
+// timestamps need no re-stamping, get its decoders from a shared pool.
+func (a *App) poolDecoders(sc *pipeline.StreamConfig, reorder bool) error {
+	if sc.Activity == nil || sc.Activity.Mode != config.ActivityIdle || reorder {
+		return nil
+	}
+	var dev *cuda.Device
+	frames := 0
+	if sc.OnGPU() {
+		var err error
+		if dev, err = a.Devices.Pick(sc.Device); err != nil {
+			return fmt.Errorf("stream %s: %w", sc.ID, err)
+		}
+	} else {
+		frames = a.decoderFrames(sc.Model)
+	}
+	p, err := a.decoderPool(&sc.Stream, dev, frames)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", sc.ID, err)
+	}
+	sc.Decoders = p
+	return nil
+}
+
+// DecoderPoolStats sums the app's decoder pools' counters (metrics, the run summary).
+func (a *App) DecoderPoolStats() decpool.Stats {
+	p := &a.decPools
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var t decpool.Stats
+	for _, pl := range p.pools {
+		s := pl.Stats()
+		t.Probers += s.Probers
+		t.Warm += s.Warm
+		t.Taken += s.Taken
+		t.Created += s.Created
+		t.Closed += s.Closed
+		t.Probes += s.Probes
+		t.Busy += s.Busy
+		t.ProbeNanos += s.ProbeNanos
+		t.Handouts += s.Handouts
+		t.Cold += s.Cold
+	}
+	return t
+}
+
+// close closes the pools (after the pipeline stopped: the streams dropped theirs).
+func (p *decoderPools) close() {
+	p.mu.Lock()
+	pools := p.pools
+	p.pools = nil
+	p.mu.Unlock()
+	for _, pl := range pools {
+		pl.Close()
+	}
+}
