@@ -8,6 +8,7 @@ import (
 	"github.com/vinfer/vinfer/config"
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/decpool"
+	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/pipeline"
 )
@@ -94,12 +95,15 @@ func (a *App) poolDecoders(sc *pipeline.StreamConfig, reorder bool) error {
 	return nil
 }
 
-// DecoderPoolStats sums the app's decoder pools' counters (metrics, the run summary).
-func (a *App) DecoderPoolStats() decpool.Stats {
+var _ defs.DecoderPools = (*App)(nil)
+
+// DecoderPools sums the app's decoder pools' counters (defs.DecoderPools: metrics, the run
+// summary).
+func (a *App) DecoderPools() defs.DecoderPoolStats {
 	p := &a.decPools
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var t decpool.Stats
+	var t defs.DecoderPoolStats
 	for _, pl := range p.pools {
 		s := pl.Stats()
 		t.Probers += s.Probers

@@ -79,6 +79,9 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range activityDescs {
 		ch <- d
 	}
+	for _, d := range decpoolDescs {
+		ch <- d
+	}
 	c.m.streamLatency.Describe(ch)
 }
 
@@ -95,6 +98,7 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
+	collectDecoderPools(ref.Source, ch)
 	streams := ref.Streams()
 	running := make(map[string]bool, len(streams))
 	active := 0
@@ -127,6 +131,7 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descQueue, float64(s.Queue), id)
 		collectActivity(id, s.Activity, ch)
+		collectIdle(id, s.Activity, ch)
 		if ps := s.Pool; ps != nil {
 			gauge(descPool, float64(ps.InUse), id, "in_use")
 			gauge(descPool, float64(ps.Free), id, "free")

@@ -60,11 +60,11 @@ func TestIdleStreamsShareDecoders(t *testing.T) {
 		return k
 	}
 	testutil.Eventually(t, 25*time.Second, "every still camera idle without a decoder of its own", func() bool { return parked() == n })
-	before := a.DecoderPoolStats()
+	before := a.DecoderPools()
 	testutil.Eventually(t, 20*time.Second, "idle key frames probed on the shared decoders", func() bool {
-		return a.DecoderPoolStats().Probes >= before.Probes+2*n
+		return a.DecoderPools().Probes >= before.Probes+2*n
 	})
-	st := a.DecoderPoolStats()
+	st := a.DecoderPools()
 	if st.Taken != 0 || st.Probers > 2 || st.Busy != 0 {
 		t.Errorf("pool while %d cameras idle: %+v; want no decoder held by a stream, at most 2 shared", n, st)
 	}
@@ -80,7 +80,7 @@ func TestIdleStreamsShareDecoders(t *testing.T) {
 		return s.Activity.WokeResults >= 1
 	})
 	s, _ := a.Stream(ids[3])
-	after := a.DecoderPoolStats()
+	after := a.DecoderPools()
 	if s.Activity.Wakes < 1 || s.Activity.BurstUnits < 1 || s.Activity.WakeMaxNanos <= 0 || after.Handouts+after.Cold <= st.Handouts+st.Cold {
 		t.Errorf("woken camera %+v, pool %+v: want a decoder handed out, the GOP replayed, the wake timed", s.Activity, after)
 	}
