@@ -223,8 +223,8 @@ func (p *Pool) prober(ctx context.Context, k Key) (Decoder, error) {
 	}
 }
 
-// Take hands out a decoder for k: a warm one when there is one, else a new one (counted in
-// Cold). The caller owns it until it gives it back with Put or Drop; the pool then makes a
+// Take hands out a decoder for k: a warm one when there is one (for a k of unknown size, a
+// stream's first, a warm one of any size of its codec), else a new one (counted in Cold). The caller owns it until it gives it back with Put or Drop; the pool then makes a
 // warm decoder ahead for the next wake of k (primed with k's last probed key frame).
 func (p *Pool) Take(ctx context.Context, k Key) (Decoder, error) {
 	p.mu.Lock()
@@ -233,6 +233,14 @@ func (p *Pool) Take(ctx context.Context, k Key) (Decoder, error) {
 		return nil, ErrClosed
 	}
 	s := p.slot(k)
+	if len(s.warm) == 0 && k.Width == 0 { // a new stream, size unknown: any warm one of its codec
+		for wk, ws := range p.keys {
+			if wk.Codec == k.Codec && len(ws.warm) > 0 {
+				k, s = wk, ws
+				break
+			}
+		}
+	}
 	if n := len(s.warm); n > 0 {
 		d := s.warm[n-1]
 		s.warm[n-1] = nil

@@ -219,8 +219,23 @@ func TestWakeReplay(t *testing.T) {
 	if len(burst2.pts) != len(ref.pts) || burst2.sums[len(ref.sums)-1] != ref.sums[len(ref.sums)-1] {
 		t.Errorf("second burst: %d pictures, want %d equal to the full decode", len(burst2.pts), len(ref.pts))
 	}
+	// a new stream (size unknown yet) is handed a warm decoder of its codec too
+	testutil.Eventually(t, 20*time.Second, "a warm decoder made ahead", func() bool { return pool.Stats().Warm == 1 })
+	fresh, err := pool.Take(ctx, decpool.Key{Codec: media.CodecH264})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := pool.Stats(); st.Handouts != 3 || st.Cold != 1 {
+		t.Errorf("new stream: %+v, want a warm decoder", st)
+	}
+	var first2 pictures
+	decodeAll(t, fresh, aus[ks[0]:ks[1]], &first2)
+	if len(first2.pts) != len(p0.pts) || first2.sums[0] != p0.sums[0] {
+		t.Errorf("new stream on a warm decoder: %d pictures, want %d as decoded before", len(first2.pts), len(p0.pts))
+	}
 	pool.Drop(woken)
 	pool.Drop(again)
+	pool.Drop(fresh)
 }
 
 // TestProbeBusy: with its one shared decoder held by a probe whose picture is not consumed,
