@@ -379,6 +379,9 @@ func (s *stream) enqueue(ctx context.Context, it item) error {
 		return ctx.Err()
 	}
 	if wasDropped {
+		if !dropped.wake.IsZero() && s.wakeAt.IsZero() { // the wake's first result is the next one's
+			s.wakeAt = dropped.wake
+		}
 		s.recycle(dropped)
 		s.stats.Dropped[DropQueueFull].Add(1)
 	}

@@ -31,8 +31,11 @@ STAGGER = float(os.environ.get("STAGGER", "60"))
 MEASURE = float(os.environ.get("MEASURE", "150"))
 PORT = int(os.environ.get("PORT", "18080"))
 IDLE_AFTER = os.environ.get("IDLE_AFTER", "5s")
-CLIP_SECONDS = 60.0
+CLIP_SECONDS = float(os.environ.get("CLIP_SECONDS", "60"))
 GOP = 1.0
+# a dry run on a machine without GPU: DECODER=cpu PROVIDER=cpu VINFER=path CLIP=path (a smaller clip)
+DECODER = os.environ.get("DECODER", "nvdec")
+PROVIDER = os.environ.get("PROVIDER", "cuda")
 B = "/tmp/vinfer-30"
 ROOT = os.getcwd()
 SRC = os.path.join(ROOT, ".build/gpu30")
@@ -80,7 +83,7 @@ def rss_kib(pid):
 
 
 def streams():
-    return json.loads(http("GET", "/api/streams", timeout=30))
+    return json.loads(http("GET", "/api/streams?scope=local", timeout=30))["streams"]
 
 
 def latency_buckets(prefixes):
@@ -112,7 +115,7 @@ def p99(before, after):
 
 
 def stream_decl(sid, clip, activity):
-    d = {"id": sid, "source": clip, "model": "yolox", "decoder": "nvdec", "loop": True, "realtime": True}
+    d = {"id": sid, "source": clip, "model": "yolox", "decoder": DECODER, "loop": True, "realtime": True}
     d.update(SCENE)
     if activity:
         d["activity"] = {"mode": "idle", "idle_after": IDLE_AFTER}
@@ -165,10 +168,14 @@ def events_by_loop(path):
 def main():
     os.makedirs(OUT, exist_ok=True)
     os.makedirs(B, exist_ok=True)
-    subprocess.run(["zstd", "-d", "-q", "-f", os.path.join(SRC, "vinfer.zst"), "-o", f"{B}/vinfer"], check=True)
+    if os.environ.get("VINFER"):
+        shutil.copy(os.environ["VINFER"], f"{B}/vinfer")
+    else:
+        subprocess.run(["zstd", "-d", "-q", "-f", os.path.join(SRC, "vinfer.zst"), "-o", f"{B}/vinfer"], check=True)
     os.chmod(f"{B}/vinfer", 0o755)
-    clip = f"{B}/cam1080p30.mp4"
-    shutil.copy(os.path.join(SRC, "cam1080p30.mp4"), clip)
+    clip = f"{B}/cam.mp4"
+    shutil.copy(os.environ.get("CLIP", os.path.join(SRC, "cam1080p30.mp4")), clip)
+    model = os.environ.get("MODEL", os.path.join(SRC, "yolox_nano_416.onnx"))
     events = f"{B}/events.jsonl"
     if os.path.exists(events):
         os.remove(events)
@@ -176,8 +183,8 @@ def main():
     first = stream_decl("ref00", clip, False)
     with open(cfg, "w") as f:
         f.write("models:\n")
-        f.write(f"  - {{name: yolox, path: {SRC}/yolox_nano_416.onnx, provider: cuda, "
-                "provider_options: {cudnn_conv_algo_search: HEURISTIC}, max_batch: 32, max_delay: 5ms, score_threshold: 0.3}\n")
+        opts = "provider_options: {cudnn_conv_algo_search: HEURISTIC}, " if PROVIDER == "cuda" else ""
+        f.write(f"  - {{name: yolox, path: {model}, provider: {PROVIDER}, {opts}max_batch: 32, max_delay: 5ms, score_threshold: 0.3}}\n")
         f.write(f"sources: {{max_streams: {CAMS + REFS + 16}, max_opening: 64}}\n")
         f.write(f"output: {{events: {events}}}\n")
         f.write("streams:\n")
@@ -187,6 +194,7 @@ def main():
     vlog = open(f"{OUT}/vinfer.log", "w")
     proc = subprocess.Popen([f"{B}/vinfer", "run", "--config", cfg, "--http", f"127.0.0.1:{PORT}", "--jsonl", "none",
                              "--log-level", "info"], stdout=vlog, stderr=subprocess.STDOUT)
+    uptime = {}
     res = {"cams": CAMS, "refs": REFS, "stagger_s": STAGGER, "measure_s": MEASURE, "idle_after": IDLE_AFTER}
     try:
         for _ in range(240):
@@ -234,7 +242,7 @@ def main():
                     a = s.get("activity_state") or {}
                     c[a.get("state", "?")] += 1
                     c["parked"] += bool(a.get("parked"))
-                    c["ended"] += bool(s.get("ended"))
+                    c["ended"] += s.get("state") in ("ended", "failed")
                 row = (round(time.time() - t1, 1), g, d, m, rss_kib(proc.pid), c["full"], c["gated"], c["idle"], c["parked"], c["ended"])
                 samples.append(row)
                 sf.write(",".join(str(x) for x in row) + "\n")
@@ -242,6 +250,7 @@ def main():
                 time.sleep(5)
         lat1 = latency_buckets(["cam", "ref"])
         st = streams()
+        uptime.update({s.get("id"): float(s.get("uptime_seconds") or 0) for s in st})
         cams = [s for s in st if s.get("id", "").startswith("cam")]
         acts = [s.get("activity_state") or {} for s in cams]
         n = max(len(samples), 1)
@@ -281,16 +290,19 @@ def main():
 
     # events: every complete loop of every camera against the references' loops
     counts, times, _ = events_by_loop(events)
-    refs = [s for s in counts if s.startswith("ref")]
+    def complete(s):  # loops 1 … the last one that ended 3 s before the end of the measure
+        return range(1, int((uptime.get(s, 0) - 3) // CLIP_SECONDS))
+
+    refs = [s for s in uptime if s.startswith("ref")]
     ref_loops = collections.Counter()
     for s in refs:
-        for loop, c in counts[s].items():
-            ref_loops[json.dumps(sorted(c.items()))] += 1
+        for loop in complete(s):
+            ref_loops[json.dumps(sorted(counts[s][loop].items()))] += 1
     want = None
     if ref_loops:
         want = dict(json.loads(ref_loops.most_common(1)[0][0]))
     res["reference_loop_events"] = want
-    res["reference_loop_variants"] = len(ref_loops)
+    res["reference_loop_variants"] = {k: v for k, v in ref_loops.items()}
     ref_times = collections.defaultdict(list)
     for s in refs:
         for loop, ev in times[s].items():
@@ -301,11 +313,10 @@ def main():
     mism = []
     with open(f"{OUT}/events.csv", "w") as ef:
         ef.write("stream,loop,events,match\n")
-        for s in sorted(counts):
+        for s in sorted(uptime):
             if not s.startswith("cam"):
                 continue
-            loops = sorted(counts[s])
-            for loop in loops[1:-1]:  # the first and last loops may be cut by the start and the stop
+            for loop in complete(s):
                 got = dict(counts[s][loop])
                 match = got == want
                 ok += match
