@@ -18,8 +18,10 @@ import (
 const (
 	// nvdecProbers and nvdecWarm size a GPU's pool: 8 shared decoders decode the idle key
 	// frames (an NVDEC I-frame and drain take a few ms: ~2,000 key frames/s, 600 idle cameras
-	// with 1 s GOPs need 600), 4 warm ones absorb the wakes of a 10 %-active rotation.
-	nvdecProbers, nvdecWarm = 8, 4
+	// with 1 s GOPs need 600); up to 32 warm ones (~7 GB at 1080p) keep the decoders of
+	// streams going idle for those waking, so that a rotation of 10-20 wakes/s reuses
+	// decoders instead of making (~350 ms) and closing them.
+	nvdecProbers, nvdecWarm = 8, 32
 	// cpuProbers and cpuWarm size a host pool: FFmpeg decoders are cheap to make.
 	cpuProbers, cpuWarm = 2, 1
 )
