@@ -119,6 +119,7 @@ type stream struct {
 	parked    bool          // idle: the stream gave its decoder back to dpool
 	holdsNone atomic.Bool   // parked, for status readers
 	shared    bool          // a shared decoder's frame is being emitted (not kept for snapshots)
+	frames    int64         // dpool: frames decoded (Frame.Index across the decoders used)
 	readAt    time.Time     // when the current access unit was read
 	wakeAt    time.Time     // when the current wake began (zero: none waiting for its first result)
 
@@ -282,6 +283,10 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		s.stats.Decoded.Add(1)
 		if !s.shared {
 			s.dkey.Width, s.dkey.Height = f.Width, f.Height
+		}
+		if s.dpool != nil { // decoders change hands: number the stream's frames itself
+			f.Index = s.frames
+			s.frames++
 		}
 		if s.poolOf != nil { // the decoder makes its pool at the first picture, anew on size changes
 			if p := s.poolOf.Pool(); p != s.pool.Load() {
