@@ -69,3 +69,26 @@ func TestProcessPlane(t *testing.T) {
 		t.Errorf("plane path: %v allocations per frame", n)
 	}
 }
+
+// BenchmarkProcessPlane is the host's share of a GPU frame's motion check at 1080p: averaging
+// the 90 sampled rows of 1920 bytes into the 160×90 plane and comparing it (the copy of the
+// rows from device memory is the GPU run's: scripts/gpu/check-30.sh).
+func BenchmarkProcessPlane(b *testing.B) {
+	const fw, fh = 1920, 1080
+	d, _ := New(Config{})
+	w, h, step := d.PlaneSize(fw, fh)
+	_, _, width, n := SampledRows(w, h, step)
+	rows, plane := make([]byte, width*n), make([]byte, w*h)
+	for i := range rows {
+		rows[i] = uint8(i * 7 % 251)
+	}
+	AverageRows(plane, rows, width, w, h, step)
+	d.ProcessPlane(plane, fw, fh)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rows[i%len(rows)] ^= 0xff
+		AverageRows(plane, rows, width, w, h, step)
+		d.ProcessPlane(plane, fw, fh)
+	}
+}
