@@ -97,7 +97,7 @@ type Pool struct {
 	keys   map[Key]*slot
 	closed bool
 	taken  int
-	fills  sync.WaitGroup
+	fills  sync.WaitGroup // warm decoders being made, decoders being closed
 
 	created, closedN, probes, busy, probeNanos, handouts, cold atomic.Int64
 }
@@ -149,6 +149,16 @@ func (p *Pool) make(c media.Codec) (Decoder, error) {
 func (p *Pool) close(d Decoder) {
 	d.Close()
 	p.closedN.Add(1)
+}
+
+// closeLater closes d on a goroutine of its own: a decoder waits for its frames still in
+// flight (an NVDEC decoder up to 2 s), which a stream giving it back must not. Close waits.
+func (p *Pool) closeLater(d Decoder) {
+	p.fills.Add(1)
+	go func() {
+		defer p.fills.Done()
+		p.close(d)
+	}()
 }
 
 // Probe decodes the key frame au alone on one of k's shared decoders and drains it, calling
@@ -313,7 +323,7 @@ func (p *Pool) makeWarm(k Key, s *slot, primer []byte) {
 
 // Put gives back a decoder taken with Take (or any decoder of the caller's for k, e.g. a
 // stream's own that goes idle), already drained with Flush: it is kept warm for k's next wake
-// while fewer than Config.Warm are, closed otherwise.
+// while fewer than Config.Warm are, closed otherwise (in the background).
 func (p *Pool) Put(k Key, d Decoder, taken bool) {
 	p.mu.Lock()
 	if taken {
@@ -328,15 +338,16 @@ func (p *Pool) Put(k Key, d Decoder, taken bool) {
 		}
 	}
 	p.mu.Unlock()
-	p.close(d)
+	p.closeLater(d)
 }
 
-// Drop closes a decoder taken with Take (a stream that ended, a failed decoder).
+// Drop closes a decoder taken with Take (a stream that ended, a failed decoder), in the
+// background.
 func (p *Pool) Drop(d Decoder) {
 	p.mu.Lock()
 	p.taken--
 	p.mu.Unlock()
-	p.close(d)
+	p.closeLater(d)
 }
 
 // Stats returns the pool's counters and the decoders alive.
@@ -353,8 +364,8 @@ func (p *Pool) Stats() Stats {
 	return st
 }
 
-// Close closes the shared and warm decoders (waiting for those being made); decoders that
-// streams hold are theirs to Drop. Probes in progress close their decoder when they end.
+// Close closes the shared and warm decoders (waiting for those being made or closed);
+// decoders that streams hold are theirs to Drop. Probes in progress close their decoder when they end.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	p.closed = true
