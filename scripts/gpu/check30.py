@@ -276,6 +276,12 @@ def main():
         try:
             res["metrics_pool"] = [l for l in http("GET", "/metrics", timeout=30).decode().splitlines()
                                    if l.startswith("vinfer_decoder_pool_")]
+            held = sum(float(l.rsplit(" ", 1)[1]) for l in res["metrics_pool"] if l.startswith("vinfer_decoder_pool_decoders{"))
+            res["pool_decoders_alive_end"] = held
+            # device memory of a camera without a decoder: what the cameras added, less the
+            # decoders alive (shared, warm, held by active cameras) at a full-rate stream's size
+            if res.get("parked_mean", 0) > 0:
+                res["device_mib_per_idle_camera_est"] = (res["mem_mib_mean"] - mref - held * per_decoder) / res["parked_mean"]
         except Exception as e:  # noqa: BLE001
             log("metrics:", e)
     finally:
