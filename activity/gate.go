@@ -108,6 +108,7 @@ type Gate struct {
 	unsampled   atomic.Int64
 
 	wokeN, wokeNanos, wokeMax atomic.Int64 // WokeResult
+	held                      atomic.Int64 // host bytes of the GOP buffer and the sampled rows (Snapshot)
 
 	mu       sync.Mutex // guards the fields below (Snapshot)
 	fraction float64
@@ -195,6 +196,7 @@ func (g *Gate) Admit(au *media.AccessUnit) Action {
 	if !g.gop.add(au) {
 		g.cut.Add(1)
 	}
+	g.noteHeld()
 	return Hold
 }
 
@@ -214,6 +216,7 @@ func (g *Gate) Probed(au *media.AccessUnit) (burst []media.AccessUnit, woke bool
 		g.gated.Add(int64(held - 1 + cut)) // the held units after the probed key were never decoded
 	}
 	g.gop.add(au)
+	g.noteHeld()
 	return nil, false
 }
 
@@ -387,6 +390,7 @@ func (g *Gate) motion(f *frame.Frame) (motion.Result, bool) {
 		g.plane = make([]byte, w*h)
 	}
 	g.rows, g.plane = g.rows[:width*rows], g.plane[:w*h]
+	g.noteHeld()
 	if err := ls.SampleLuma(f, g.rows, first, every, width, rows); err != nil {
 		g.unsampled.Add(1)
 		return motion.Result{}, false
@@ -412,6 +416,9 @@ func (g *Gate) WokeResult(d time.Duration) {
 	}
 }
 
+// noteHeld records the host memory the gate holds, for Snapshot (the stream's goroutine).
+func (g *Gate) noteHeld() { g.held.Store(int64(cap(g.gop.data) + cap(g.rows) + cap(g.plane))) }
+
 // Unsampled counts frames whose motion could not be checked (taken for motion).
 func (g *Gate) Unsampled() int64 { return g.unsampled.Load() }
 
@@ -431,7 +438,7 @@ func (g *Gate) Snapshot(mode string) defs.Activity {
 		Unsampled: g.unsampled.Load(), WokeResults: g.wokeN.Load(), WakeNanos: g.wokeNanos.Load(), WakeMaxNanos: g.wokeMax.Load()}
 	g.mu.Lock()
 	a.Fraction, a.GOP, a.IdleOff = g.fraction, g.gopLen, g.idleOff
-	a.HeldBytes = cap(g.gop.data) + cap(g.rows) + cap(g.plane)
+	a.HeldBytes = int(g.held.Load())
 	a.Boxes = append([]defs.MotionBox(nil), g.boxes...)
 	g.mu.Unlock()
 	return a
