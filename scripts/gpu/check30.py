@@ -266,6 +266,12 @@ def main():
         res["wake_to_first_result_ms_max"] = max((a.get("wake_max_ms", 0) for a in acts), default=0)
         res["woke_results"] = woke
         res["burst_units"] = sum(a.get("burst_access_units", 0) for a in acts)
+        res["burst_ms_per_wake"] = sum(a.get("burst_ms", 0) for a in acts) / max(res["wakes"], 1)
+        res["key_frame_probes"] = sum(a.get("key_frame_probes", 0) for a in acts)
+        res["frames_gated"] = sum(a.get("frames_gated", 0) for a in acts)
+        res["cut"] = sum(a.get("cut", 0) for a in acts)
+        res["idle_off"] = sorted({a.get("idle_off") for a in acts if a.get("idle_off")})[:5]
+        res["cams_not_running"] = collections.Counter(s.get("state") for s in cams if s.get("state") != "running")
         res["unsampled"] = sum(a.get("unsampled", 0) for a in acts)
         idle_held = [a.get("held_bytes", 0) for a in acts if a.get("state") == "idle"]
         res["gate_host_kib_per_idle_camera"] = sum(idle_held) / max(len(idle_held), 1) / 1024
