@@ -131,7 +131,6 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descQueue, float64(s.Queue), id)
 		collectActivity(id, s.Activity, ch)
-		collectIdle(id, s.Activity, ch)
 		if ps := s.Pool; ps != nil {
 			gauge(descPool, float64(ps.InUse), id, "in_use")
 			gauge(descPool, float64(ps.Free), id, "free")

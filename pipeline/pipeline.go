@@ -173,9 +173,6 @@ func (p *Pipeline) AddStream(cfg StreamConfig) error {
 	st := &stream{gate: gate, watch: watchedClasses(&cfg.Stream), scene: sc, cfg: cfg, ownPre: cpu, stats: newStreamStats(), sched: m.sched, p: p, done: make(chan struct{}),
 		torn:   make(chan struct{}),
 		policy: cfg.Drop.Resolve(cfg.Source.Live()), idle: make(chan struct{}, 1)}
-	if usesPool(&cfg, gate) {
-		st.dpool = cfg.Decoders
-	}
 	st.q = newQueue(cfg.QueueDepth, m.sched.ready)
 	st.q.background = !cfg.Source.Live()
 	m.sched.add(st.q)

@@ -142,6 +142,9 @@ func (s *stream) run(ctx context.Context) {
 }
 
 func (s *stream) loop(ctx context.Context) error {
+	if usesPool(&s.cfg, s.gate) {
+		s.dpool = s.cfg.Decoders
+	}
 	emit := s.onFrame(ctx)
 	if o := s.cfg.AUObserver; o != nil {
 		defer o.EndOfStream()
