@@ -196,6 +196,9 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 			return err
 		}
 	}
+	if err := a.poolDecoders(&sc); err != nil { // app/decpool.go
+		return err
+	}
 	release, err := a.limits.admit(s.ID)
 	if err != nil {
 		return errOpen{fmt.Errorf("stream %s: %w", s.ID, err)}
@@ -207,11 +210,6 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 		return errOpen{err}
 	}
 	sc.Source = src
-	if err := a.poolDecoders(&sc, src.Info().PTSInDecodeOrder); err != nil {
-		src.Close()
-		a.limits.drop(s.ID)
-		return err
-	}
 	if err := a.Pipeline.AddStream(sc); err != nil {
 		src.Close()
 		a.limits.drop(s.ID)

@@ -73,10 +73,10 @@ func (a *App) decoderPool(s *config.Stream, dev *cuda.Device, frames int) (*decp
 	return pl, nil
 }
 
-// poolDecoders makes sc's stream, when it decodes idle (activity mode idle) a source whose
-// timestamps need no re-stamping, get its decoders from a shared pool.
-func (a *App) poolDecoders(sc *pipeline.StreamConfig, reorder bool) error {
-	if sc.Activity == nil || sc.Activity.Mode != config.ActivityIdle || reorder {
+// poolDecoders gives sc's stream, when it decodes idle (activity mode idle), a shared pool
+// of decoders (the pipeline uses it for a source whose timestamps need no re-stamping).
+func (a *App) poolDecoders(sc *pipeline.StreamConfig) error {
+	if sc.Activity == nil || sc.Activity.Mode != config.ActivityIdle {
 		return nil
 	}
 	var dev *cuda.Device

@@ -79,9 +79,6 @@ func (c appCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range activityDescs {
 		ch <- d
 	}
-	for _, d := range decpoolDescs {
-		ch <- d
-	}
 	c.m.streamLatency.Describe(ch)
 }
 

@@ -23,6 +23,9 @@ var (
 		descParked, descWakeSec, descWakeN, descHeld, descUnsampled}
 )
 
+// The pool's and idle streams' series are described with the activity ones.
+func init() { activityDescs = append(activityDescs, decpoolDescs...) }
+
 // collectIdle emits a gated stream's idle-decoding figures.
 func collectIdle(id string, a *defs.Activity, ch chan<- prometheus.Metric) {
 	if a == nil {

@@ -120,7 +120,9 @@ func (s *stream) closeDecoder() error {
 	return d.Close()
 }
 
-// usesPool reports whether a stream decodes through the pool: idle decoding with a pool.
+// usesPool reports whether a stream decodes through the pool: idle decoding with a pool, of a
+// source whose timestamps need no re-stamping by the stream's own decoder (raw Annex-B files:
+// media.StreamInfo.PTSInDecodeOrder).
 func usesPool(cfg *StreamConfig, g *activity.Gate) bool {
-	return cfg.Decoders != nil && g != nil && g.Idle()
+	return cfg.Decoders != nil && g != nil && g.Idle() && !cfg.Source.Info().PTSInDecodeOrder
 }

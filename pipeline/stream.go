@@ -65,7 +65,8 @@ type StreamConfig struct {
 	AUObserver AUObserver
 	// Decoders, when set, is where a stream with idle decoding (activity mode idle) gets its
 	// decoders: it holds none while idle, its idle key frames are decoded on the pool's shared
-	// decoders and a wake is handed a warm one (parked.go). NewDecoder is then unused.
+	// decoders and a wake is handed a warm one (parked.go). NewDecoder is then unused, except
+	// for a source whose timestamps its own decoder re-stamps (PTSInDecodeOrder).
 	Decoders *decpool.Pool
 	// Device is the GPU ordinal whose memory holds the frames of a stream decoded on a GPU
 	// (Stream.OnGPU): the model's runner for that device (a FrameRunner) preprocesses each
