@@ -2,6 +2,8 @@ package app
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 
 	"github.com/vinfer/vinfer/codec"
@@ -26,6 +28,20 @@ const (
 	cpuProbers, cpuWarm = 2, 1
 )
 
+// poolSize returns n, or the environment's override (VINFER_DECPOOL_PROBERS,
+// VINFER_DECPOOL_WARM: tuning for benchmarks, 1…256 probers, 0…256 warm; other values are
+// ignored).
+func poolSize(env string, n, least int) int {
+	v, err := strconv.Atoi(os.Getenv(env))
+	if err != nil || v < least || v > 256 {
+		return n
+	}
+	if v == 0 {
+		return -1 // decpool.Config: none
+	}
+	return v
+}
+
 // decoderPools holds the app's decoder pools by set-up.
 type decoderPools struct {
 	mu    sync.Mutex
@@ -38,13 +54,14 @@ func (a *App) decoderPool(s *config.Stream, dev *cuda.Device, frames int) (*decp
 	var cfg decpool.Config
 	if dev != nil {
 		key = fmt.Sprintf("nvdec/%d", dev.Ordinal())
-		cfg = decpool.Config{Probers: nvdecProbers, Warm: nvdecWarm, New: func(c media.Codec) (decpool.Decoder, error) {
-			d := &codec.NVDECStream{Device: dev, Codec: c, Shared: true}
-			if err := d.Init(); err != nil {
-				return nil, err
-			}
-			return d, nil
-		}}
+		cfg = decpool.Config{Probers: poolSize("VINFER_DECPOOL_PROBERS", nvdecProbers, 1),
+			Warm: poolSize("VINFER_DECPOOL_WARM", nvdecWarm, 0), New: func(c media.Codec) (decpool.Decoder, error) {
+				d := &codec.NVDECStream{Device: dev, Codec: c, Shared: true}
+				if err := d.Init(); err != nil {
+					return nil, err
+				}
+				return d, nil
+			}}
 	} else {
 		concealed, skip := s.Concealed == config.ConcealedInfer, s.SkipNonRef
 		key = fmt.Sprintf("ffmpeg/%d/%v/%v", frames, concealed, skip)

@@ -20,8 +20,11 @@ if [ ! -f "$out/cam1080p30.mp4" ]; then
     -pix_fmt yuv420p -movflags +faststart "$out/cam1080p30.mp4"
 fi
 cp assets/models/yolox_nano_416.onnx "$out/"
-PKG_CONFIG=$root/scripts/pkg-config-static go build -tags vinfer_static -ldflags='-s -w' -o "$out/vinfer" ./cmd/vinfer
-zstd -q -19 -T0 -f --rm "$out/vinfer" -o "$out/vinfer.zst"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+PKG_CONFIG=$root/scripts/pkg-config-static go build -tags vinfer_static -ldflags='-s -w' -o "$tmp/vinfer" ./cmd/vinfer
+zstd -q -19 -T0 -f "$tmp/vinfer" -o "$tmp/vinfer.zst"
+mv -f "$tmp/vinfer.zst" "$out/vinfer.zst" # whole: .build/gpu30 may be carried meanwhile
 git rev-parse --short HEAD >"$out/commit"
 du -sh "$out"/*
 du -sh "$out"
