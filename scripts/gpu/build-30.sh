@@ -20,7 +20,7 @@ if [ ! -f "$out/cam1080p30.mp4" ]; then
     -pix_fmt yuv420p -movflags +faststart "$out/cam1080p30.mp4"
 fi
 cp assets/models/yolox_nano_416.onnx "$out/"
-tmp=$(mktemp -d)
+tmp=$(mktemp -d .build/gpu30-tmp.XXXXXX) # beside it: the mv below is a rename
 trap 'rm -rf "$tmp"' EXIT
 PKG_CONFIG=$root/scripts/pkg-config-static go build -tags vinfer_static -ldflags='-s -w' -o "$tmp/vinfer" ./cmd/vinfer
 zstd -q -19 -T0 -f "$tmp/vinfer" -o "$tmp/vinfer.zst"
