@@ -32,6 +32,9 @@ MEASURE = float(os.environ.get("MEASURE", "150"))
 PORT = int(os.environ.get("PORT", "18080"))
 IDLE_AFTER = os.environ.get("IDLE_AFTER", "5s")
 CLIP_SECONDS = float(os.environ.get("CLIP_SECONDS", "60"))
+# a loop's events are counted from a third into the still part: a burst's events and those its
+# end brings (zone.leave, line crossings as tracks end after the clip wraps) stay together
+SHIFT = CLIP_SECONDS / 3
 GOP = 1.0
 # a dry run on a machine without GPU: DECODER=cpu PROVIDER=cpu VINFER=path CLIP=path (a smaller clip)
 DECODER = os.environ.get("DECODER", "nvdec")
@@ -158,7 +161,9 @@ def events_by_loop(path):
             if e.get("type") in ("track.start", "track.end"):
                 continue
             key = f'{e.get("type")} zone={e.get("zone", "")} line={e.get("line", "")} dir={e.get("direction", "")}'
-            pts = float(e.get("pts", 0))
+            pts = float(e.get("pts", 0)) - SHIFT
+            if pts < 0:
+                continue
             loop = int(pts // CLIP_SECONDS)
             counts[e["stream"]][loop][key] += 1
             times[e["stream"]][loop].append((key, pts - loop * CLIP_SECONDS))
@@ -302,8 +307,8 @@ def main():
 
     # events: every complete loop of every camera against the references' loops
     counts, times, _ = events_by_loop(events)
-    def complete(s):  # loops 1 … the last one that ended 3 s before the end of the measure
-        return range(1, int((uptime.get(s, 0) - 3) // CLIP_SECONDS))
+    def complete(s):  # loops (from SHIFT on) that ended 3 s before the end of the measure
+        return range(0, max(0, int((uptime.get(s, 0) - 3 - SHIFT) // CLIP_SECONDS)))
 
     refs = [s for s in uptime if s.startswith("ref")]
     ref_loops = collections.Counter()
