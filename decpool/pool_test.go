@@ -268,3 +268,46 @@ func TestProbeBusy(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPoolBadInputAndClose: a damaged key frame fails its probe with the decoder's error and
+// leaves the shared decoder usable for the next stream's probe; after Close, probes and takes
+// are refused (ErrClosed), a decoder given back is closed, and every decoder made was closed.
+func TestPoolBadInputAndClose(t *testing.T) {
+	aus := clip(t)
+	ks := keys(aus)
+	pool, err := decpool.New(decpool.Config{New: ffmpeg(t), Probers: 1, Warm: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	bad := media.AccessUnit{Codec: media.CodecH264, Key: true, Data: bytes.Repeat([]byte{0, 0, 0, 1, 0x65, 0xff}, 50)}
+	var none pictures
+	if err := pool.Probe(ctx, sample, &bad, none.emit); err == nil || len(none.pts) != 0 {
+		t.Errorf("damaged key frame: %v, %d pictures; want the decoder's error, none", err, len(none.pts))
+	}
+	var good pictures
+	if err := pool.Probe(ctx, sample, &aus[ks[1]], good.emit); err != nil || len(good.pts) != 1 {
+		t.Errorf("next probe on the same shared decoder: %v, %d pictures", err, len(good.pts))
+	}
+	if st := pool.Stats(); st.Created != 1 || st.Probes != 2 {
+		t.Errorf("stats %+v: want one shared decoder for both probes", st)
+	}
+	taken, err := pool.Take(ctx, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Probe(ctx, sample, &aus[ks[0]], none.emit); !errors.Is(err, decpool.ErrClosed) {
+		t.Errorf("probe after Close: %v", err)
+	}
+	if _, err := pool.Take(ctx, sample); !errors.Is(err, decpool.ErrClosed) {
+		t.Errorf("take after Close: %v", err)
+	}
+	pool.Put(sample, taken, true) // a stream going idle as the app stops
+	testutil.Eventually(t, 20*time.Second, "every decoder closed", func() bool {
+		st := pool.Stats()
+		return st.Closed == st.Created && st.Taken == 0 && st.Warm == 0 && st.Probers == 0
+	})
+}

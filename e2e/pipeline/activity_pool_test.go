@@ -21,8 +21,8 @@ func stillClip(t *testing.T) string {
 		t.Skip("ffmpeg not installed (scripts/setup.sh installs it)")
 	}
 	dst := filepath.Join(t.TempDir(), "still.mp4")
-	out, err := exec.Command("ffmpeg", "-v", "error", "-nostdin", "-i", filepath.Join(assets(t), "videos", "one-by-one-person-detection.mp4"),
-		"-frames:v", "1", "-vf", "loop=loop=39:size=1:start=0,fps=10", "-an", "-c:v", "libx264", "-preset", "veryfast",
+	out, err := exec.Command("ffmpeg", "-v", "error", "-nostdin", "-t", "0.04", "-i", filepath.Join(assets(t), "videos", "one-by-one-person-detection.mp4"),
+		"-vf", "tpad=stop_duration=4:stop_mode=clone,fps=10", "-an", "-c:v", "libx264", "-preset", "veryfast",
 		"-g", "10", "-bf", "2", "-pix_fmt", "yuv420p", dst).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ffmpeg: %v\n%s", err, out)
@@ -85,4 +85,32 @@ func TestIdleStreamsShareDecoders(t *testing.T) {
 		t.Errorf("woken camera %+v, pool %+v: want a decoder handed out, the GOP replayed, the wake timed", s.Activity, after)
 	}
 	t.Logf("pool %+v; wake: burst %d units, onset → first result %v", after, s.Activity.BurstUnits, time.Duration(s.Activity.WakeMaxNanos))
+}
+
+// TestIdleFileEndsParked: a file that ends while its stream is idle without a decoder ends
+// cleanly (ended, no error, every frame of it accounted for), and no decoder stays taken.
+func TestIdleFileEndsParked(t *testing.T) {
+	clip := stillClip(t)
+	cfg := &config.Config{Models: []config.Model{{Name: "m", Path: filepath.Join(assets(t), "models/yolox_nano_416.onnx")}}}
+	a := apptest.MustApp(t, cfg, app.Options{})
+	defer a.Stop()
+	s := config.Stream{ID: "still", Source: clip, Model: "m",
+		Activity: &config.Activity{Mode: config.ActivityIdle, IdleAfter: config.Duration(time.Second)}}
+	if err := a.AddStream(s); err != nil {
+		t.Fatal(err)
+	}
+	a.Pipeline.Wait()
+	st, ok := a.Stream("still")
+	if !ok {
+		t.Fatal("stream gone")
+	}
+	if st.Err != nil || st.State() != defs.StateEnded || st.Activity == nil || !st.Activity.Parked || st.Activity.Probes == 0 {
+		t.Fatalf("stream at its end: state %v, error %v, activity %+v; want ended idle without a decoder", st.State(), st.Err, st.Activity)
+	}
+	if c := st.Counters; c.Decoded+st.Activity.Gated < c.AccessUnits || c.Decoded >= c.AccessUnits {
+		t.Errorf("access units %d, decoded %d, gated %d: want the held units counted, fewer decoded", c.AccessUnits, c.Decoded, st.Activity.Gated)
+	}
+	if p := a.DecoderPools(); p.Taken != 0 {
+		t.Errorf("pool after the stream ended: %+v, want no decoder taken", p)
+	}
 }
