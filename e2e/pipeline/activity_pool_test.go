@@ -15,7 +15,7 @@ import (
 
 // stillClip makes 4 s of the sample's first picture (an empty room) at 10 fps with 1 s GOPs:
 // a camera with nothing to see, looped.
-func stillClip(t *testing.T) string {
+func stillClip(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skip("ffmpeg not installed (scripts/setup.sh installs it)")
