@@ -434,11 +434,11 @@ func (g *Gate) infer(f *frame.Frame, yes bool) Verdict {
 // Snapshot returns the gate's state and counters.
 func (g *Gate) Snapshot(mode string) defs.Activity {
 	a := defs.Activity{Mode: mode, State: g.State(), Gated: g.gated.Load(), Probes: g.probes.Load(),
-		Wakes: g.wakes.Load(), BurstUnits: g.burstUnits.Load(), BurstNanos: g.burstNanos.Load(), Cut: g.cut.Load(),
-		Unsampled: g.unsampled.Load(), WokeResults: g.wokeN.Load(), WakeNanos: g.wokeNanos.Load(), WakeMaxNanos: g.wokeMax.Load()}
+		Wakes: g.wakes.Load(), BurstUnits: g.burstUnits.Load(), BurstNanos: g.burstNanos.Load(), Cut: g.cut.Load()}
 	g.mu.Lock()
 	a.Fraction, a.GOP, a.IdleOff = g.fraction, g.gopLen, g.idleOff
 	a.HeldBytes = int(g.held.Load())
+	a.Unsampled, a.WokeResults, a.WakeNanos, a.WakeMaxNanos = g.unsampled.Load(), g.wokeN.Load(), g.wokeNanos.Load(), g.wokeMax.Load()
 	a.Boxes = append([]defs.MotionBox(nil), g.boxes...)
 	g.mu.Unlock()
 	return a
