@@ -49,14 +49,14 @@ func activityView(a *defs.Activity) *ActivityView {
 	v := &ActivityView{Mode: a.Mode, State: a.State.String(), MotionFraction: round4(a.Fraction),
 		MotionBoxes: make([][4]int, 0, len(a.Boxes)), FramesGated: a.Gated, KeyFrameProbes: a.Probes,
 		Wakes: a.Wakes, BurstAccessUnits: a.BurstUnits, BurstMS: round2(float64(a.BurstNanos) / 1e6),
-		Cut: a.Cut, GOPSeconds: round2(a.GOP.Seconds()), IdleOff: a.IdleOff,
-		Parked: a.Parked, WokeResults: a.WokeResults, WakeMaxMS: round2(float64(a.WakeMaxNanos) / 1e6),
-		HeldBytes: a.HeldBytes, Unsampled: a.Unsampled}
-	if a.WokeResults > 0 {
-		v.WakeMS = round2(float64(a.WakeNanos) / float64(a.WokeResults) / 1e6)
-	}
+		Cut: a.Cut, GOPSeconds: round2(a.GOP.Seconds()), IdleOff: a.IdleOff}
 	for _, b := range a.Boxes {
 		v.MotionBoxes = append(v.MotionBoxes, [4]int{b.X0, b.Y0, b.X1, b.Y1})
+	}
+	v.Parked, v.WokeResults, v.WakeMaxMS = a.Parked, a.WokeResults, round2(float64(a.WakeMaxNanos)/1e6)
+	v.HeldBytes, v.Unsampled = a.HeldBytes, a.Unsampled
+	if a.WokeResults > 0 {
+		v.WakeMS = round2(float64(a.WakeNanos) / float64(a.WokeResults) / 1e6)
 	}
 	return v
 }

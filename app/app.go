@@ -296,13 +296,13 @@ func (a *App) StopWithin(drain time.Duration) error {
 	a.failed.stop()
 	a.overloadEnd()
 	err := a.Pipeline.StopWithin(drain)
-	a.decPools.close()
 	a.stopGB28181()
 	if cerr := a.closeSinks(); err == nil {
 		err = cerr
 	}
 	a.Registry.Close()
 	a.gpuMem.close()
+	a.decPools.close() // app/decpool.go: the streams gave theirs back as the pipeline stopped
 	if gerr := a.Devices.Close(); err == nil {
 		err = gerr
 	}
