@@ -314,8 +314,7 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 			}
 		}
 		it := item{st: s, index: f.Index, pts: f.PTS, wallclock: f.Wallclock,
-			width: f.Width, height: f.Height, decoded: time.Now(), decodeDur: decodeDur, wake: s.wakeAt}
-		s.wakeAt = time.Time{}
+			width: f.Width, height: f.Height, decoded: time.Now(), decodeDur: decodeDur}
 		return s.queueFrame(ctx, it, f)
 	}
 }
@@ -326,6 +325,7 @@ func (s *stream) queueFrame(ctx context.Context, it item, f *frame.Frame) error 
 	f.Retain()
 	it.frame = f
 	it.queued = it.decoded
+	it.wake, s.wakeAt = s.wakeAt, time.Time{} // the first frame inferred after a wake carries it
 	return s.enqueue(ctx, it)
 }
 
