@@ -114,3 +114,30 @@ func TestIdleFileEndsParked(t *testing.T) {
 		t.Errorf("pool after the stream ended: %+v, want no decoder taken", p)
 	}
 }
+
+// TestIdleRawAnnexBKeepsDecoder: a raw Annex-B file (timestamps counted in decoding order,
+// re-stamped by the stream's own decoder) goes idle with its own decoder: the shared pool is
+// not used for it (no decoder made there), and it still decodes key frames only while idle.
+func TestIdleRawAnnexBKeepsDecoder(t *testing.T) {
+	mp4 := stillClip(t)
+	raw := filepath.Join(t.TempDir(), "still.h264")
+	if out, err := exec.Command("ffmpeg", "-v", "error", "-nostdin", "-i", mp4, "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264", raw).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, out)
+	}
+	cfg := &config.Config{Models: []config.Model{{Name: "m", Path: filepath.Join(assets(t), "models/yolox_nano_416.onnx")}}}
+	a := apptest.MustApp(t, cfg, app.Options{})
+	defer a.Stop()
+	s := config.Stream{ID: "raw", Source: raw, Model: "m",
+		Activity: &config.Activity{Mode: config.ActivityIdle, IdleAfter: config.Duration(time.Second)}}
+	if err := a.AddStream(s); err != nil {
+		t.Fatal(err)
+	}
+	a.Pipeline.Wait()
+	st, _ := a.Stream("raw")
+	if st.Err != nil || st.Activity == nil || st.Activity.Parked || st.Activity.Probes == 0 {
+		t.Fatalf("raw Annex-B stream: error %v, activity %+v; want idle probes on its own decoder", st.Err, st.Activity)
+	}
+	if p := a.DecoderPools(); p.Created != 0 {
+		t.Errorf("pool %+v: want no decoder made for a re-stamped source", p)
+	}
+}
