@@ -108,6 +108,12 @@ type Gate struct {
 	cropped                                           atomic.Int64 // frames inferred on a crop
 	burstStart                                        time.Time
 
+	rows, plane []byte // a device frame's sampled luma rows and their plane (LumaSampler)
+	unsampled   atomic.Int64
+
+	wokeN, wokeNanos, wokeMax atomic.Int64 // WokeResult
+	held                      atomic.Int64 // host bytes of the GOP buffer and the sampled rows (Snapshot)
+
 	mu       sync.Mutex // guards the fields below (Snapshot)
 	fraction float64
 	boxes    []defs.MotionBox
@@ -203,6 +209,7 @@ func (g *Gate) Admit(au *media.AccessUnit) Action {
 	if !g.gop.add(au) {
 		g.cut.Add(1)
 	}
+	g.noteHeld()
 	return Hold
 }
 
@@ -222,6 +229,7 @@ func (g *Gate) Probed(au *media.AccessUnit) (burst []media.AccessUnit, woke bool
 		g.gated.Add(int64(held - 1 + cut)) // the held units after the probed key were never decoded
 	}
 	g.gop.add(au)
+	g.noteHeld()
 	return nil, false
 }
 
@@ -327,8 +335,8 @@ func (g *Gate) Frame(f *frame.Frame) Verdict {
 	if f.PTS <= g.replayed {
 		return Again // a burst decodes frames analysed before it
 	}
-	r := g.det.Process(f)
-	moving := !r.Lighting && r.Fraction >= g.s.MinFraction && r.Moving()
+	r, ok := g.motion(f)
+	moving := !ok || !r.Lighting && r.Fraction >= g.s.MinFraction && r.Moving()
 	g.mu.Lock()
 	g.fraction = r.Fraction
 	g.boxes = g.boxes[:0]
@@ -365,6 +373,71 @@ func (g *Gate) Frame(f *frame.Frame) Verdict {
 	return v
 }
 
+// LumaSampler is the backing of a frame whose pixels are in device memory (an NVDEC
+// surface): it copies to the host the luma rows the motion check samples
+// (motion.SampledRows: rows first, first+every, …, width bytes each) into dst, packed (pitch
+// width), before returning.
+type LumaSampler interface {
+	SampleLuma(f *frame.Frame, dst []byte, first, every, width, rows int) error
+}
+
+// motion checks f: its host luma plane, or the rows a LumaSampler copied out of device memory
+// (one row per 12×12 block of a 1080p frame: 173 KB, not the 2 MB luma plane). ok is false
+// for a frame that could not be checked (no host plane, no sampler, a copy that failed):
+// counted, and taken for motion so that nothing is missed.
+func (g *Gate) motion(f *frame.Frame) (motion.Result, bool) {
+	if f.Planes[0] != nil {
+		return g.det.Process(f), true
+	}
+	ls, ok := f.Backing.(LumaSampler)
+	if !ok || f.Width <= 0 || f.Height <= 0 {
+		g.unsampled.Add(1)
+		return motion.Result{}, false
+	}
+	w, h, step := g.det.PlaneSize(f.Width, f.Height)
+	first, every, width, rows := motion.SampledRows(w, h, step)
+	if first+(rows-1)*every >= f.Height {
+		rows--
+	}
+	if n := width * rows; cap(g.rows) < n {
+		g.rows = make([]byte, n)
+	}
+	if cap(g.plane) < w*h {
+		g.plane = make([]byte, w*h)
+	}
+	g.rows, g.plane = g.rows[:width*rows], g.plane[:w*h]
+	g.noteHeld()
+	if err := ls.SampleLuma(f, g.rows, first, every, width, rows); err != nil {
+		g.unsampled.Add(1)
+		return motion.Result{}, false
+	}
+	clear(g.plane[rows*w:]) // a last block whose middle row is past the picture
+	motion.AverageRows(g.plane, g.rows, width, w, rows, step)
+	return g.det.ProcessPlane(g.plane, f.Width, f.Height), true
+}
+
+// Idle reports whether the gate may make its stream idle (mode idle).
+func (g *Gate) Idle() bool { return g.s.Idle }
+
+// WokeResult records the time from a wake's start (the arrival of the access unit that woke
+// the stream) to the first result after it; any goroutine.
+func (g *Gate) WokeResult(d time.Duration) {
+	g.wokeN.Add(1)
+	g.wokeNanos.Add(int64(d))
+	for {
+		old := g.wokeMax.Load()
+		if int64(d) <= old || g.wokeMax.CompareAndSwap(old, int64(d)) {
+			return
+		}
+	}
+}
+
+// noteHeld records the host memory the gate holds, for Snapshot (the stream's goroutine).
+func (g *Gate) noteHeld() { g.held.Store(int64(cap(g.gop.data) + cap(g.rows) + cap(g.plane))) }
+
+// Unsampled counts frames whose motion could not be checked (taken for motion).
+func (g *Gate) Unsampled() int64 { return g.unsampled.Load() }
+
 func (g *Gate) infer(f *frame.Frame, yes bool) Verdict {
 	if !yes {
 		g.gated.Add(1)
@@ -380,6 +453,8 @@ func (g *Gate) Snapshot(mode string) defs.Activity {
 		Wakes: g.wakes.Load(), BurstUnits: g.burstUnits.Load(), BurstNanos: g.burstNanos.Load(), Cut: g.cut.Load(), Requests: g.requests.Load(), Cropped: g.cropped.Load()}
 	g.mu.Lock()
 	a.Fraction, a.GOP, a.IdleOff = g.fraction, g.gopLen, g.idleOff
+	a.HeldBytes = int(g.held.Load())
+	a.Unsampled, a.WokeResults, a.WakeNanos, a.WakeMaxNanos = g.unsampled.Load(), g.wokeN.Load(), g.wokeNanos.Load(), g.wokeMax.Load()
 	a.Boxes = append([]defs.MotionBox(nil), g.boxes...)
 	g.mu.Unlock()
 	return a

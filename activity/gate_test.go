@@ -27,7 +27,8 @@ type sim struct {
 	t        *testing.T
 	g        *Gate
 	c        clip
-	f        *frame.Frame
+	f        *frame.Frame // the picture drawn
+	frame    *frame.Frame // what the gate sees (nil: f)
 	decoded  int
 	inferred []time.Duration
 	seen     func(pts time.Duration) bool // the detector finds an object on the inferred frame
@@ -70,7 +71,12 @@ func (s *sim) draw(pts time.Duration) {
 func (s *sim) decode(au *media.AccessUnit) {
 	s.decoded++
 	s.draw(au.PTS)
-	if s.g.Frame(s.f) == Infer {
+	f := s.f
+	if s.frame != nil {
+		f = s.frame
+		f.PTS = au.PTS
+	}
+	if s.g.Frame(f) == Infer {
 		s.inferred = append(s.inferred, au.PTS)
 		if s.seen != nil && s.seen(au.PTS) {
 			s.g.Seen(au.PTS)

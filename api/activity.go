@@ -33,6 +33,17 @@ type ActivityView struct {
 	// GOPSeconds is the measured key-frame interval; IdleOff why idle decoding is off.
 	GOPSeconds float64 `json:"gop_seconds"`
 	IdleOff    string  `json:"idle_off,omitempty"`
+	// Parked: idle without a decoder of its own (its key frames decoded on a shared one).
+	Parked bool `json:"parked"`
+	// WokeResults counts wakes whose first result came out; WakeMS and WakeMaxMS are the mean
+	// and the longest time from a wake's start to that result.
+	WokeResults int64   `json:"woke_results"`
+	WakeMS      float64 `json:"wake_ms"`
+	WakeMaxMS   float64 `json:"wake_max_ms"`
+	// HeldBytes is the host memory the gate holds (GOP buffer, sampled luma rows).
+	HeldBytes int `json:"held_bytes"`
+	// Unsampled counts GPU frames whose motion could not be checked (inferred).
+	Unsampled int64 `json:"unsampled,omitempty"`
 }
 
 func activityView(a *defs.Activity) *ActivityView {
@@ -45,6 +56,11 @@ func activityView(a *defs.Activity) *ActivityView {
 		Cut: a.Cut, WakeRequests: a.Requests, FramesCropped: a.Cropped, GOPSeconds: round2(a.GOP.Seconds()), IdleOff: a.IdleOff}
 	for _, b := range a.Boxes {
 		v.MotionBoxes = append(v.MotionBoxes, [4]int{b.X0, b.Y0, b.X1, b.Y1})
+	}
+	v.Parked, v.WokeResults, v.WakeMaxMS = a.Parked, a.WokeResults, round2(float64(a.WakeMaxNanos)/1e6)
+	v.HeldBytes, v.Unsampled = a.HeldBytes, a.Unsampled
+	if a.WokeResults > 0 {
+		v.WakeMS = round2(float64(a.WakeNanos) / float64(a.WokeResults) / 1e6)
 	}
 	return v
 }

@@ -86,14 +86,18 @@ func TestActivityAPI(t *testing.T) {
 	}
 	wait("idle with probes and gated frames", func() bool {
 		a := v.ActivityState
-		return a != nil && a.State == "idle" && a.KeyFrameProbes > 0 && a.FramesGated > 0 && a.GOPSeconds == 1
+		return a != nil && a.State == "idle" && a.KeyFrameProbes > 0 && a.FramesGated > 0 && a.GOPSeconds == 1 && a.Parked
 	})
+	if a := v.ActivityState; a.HeldBytes <= 0 {
+		t.Errorf("idle stream holds %d bytes of host memory, want its GOP buffer counted", a.HeldBytes)
+	}
 	if a := v.ActivityState; a.Mode != "idle" || a.MotionFraction != 0 || a.IdleOff != "" {
 		t.Fatalf("activity %+v", a)
 	}
 	metrics := string(e.want("GET", "/metrics", "", 200, nil))
 	for _, m := range []string{`vinfer_frames_gated_total{stream="still"}`, `vinfer_motion_fraction{stream="still"} 0`,
-		`vinfer_activity_state{state="idle",stream="still"} 1`, `vinfer_activity_state{state="full",stream="still"} 0`} {
+		`vinfer_activity_state{state="idle",stream="still"} 1`, `vinfer_activity_state{state="full",stream="still"} 0`,
+		`vinfer_stream_decoder_parked{stream="still"} 1`, `vinfer_decoder_pool_decoders{role="probe"}`, `vinfer_decoder_pool_probes_total`} {
 		if !strings.Contains(metrics, m) {
 			t.Errorf("/metrics lacks %s", m)
 		}
@@ -103,7 +107,10 @@ func TestActivityAPI(t *testing.T) {
 	}
 
 	e.want("POST", "/api/streams/still/wake", "", 204, nil)
-	wait("woken", func() bool { return v.ActivityState.Wakes >= 1 && v.ActivityState.BurstAccessUnits > 0 })
+	wait("woken, its first result timed", func() bool {
+		a := v.ActivityState
+		return a.Wakes >= 1 && a.BurstAccessUnits > 0 && a.WokeResults >= 1 && a.WakeMaxMS > 0 && !a.Parked
+	})
 
 	var plain map[string]any
 	e.want("GET", "/api/streams/plain", "", 200, &plain)

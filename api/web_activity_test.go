@@ -11,8 +11,8 @@ import (
 )
 
 // TestWebActivity: in real headless Chromium, a gated stream's card shows its activity state
-// (idle once its still scene has been still for idle_after) and its gated frames; a stream
-// without gating shows none.
+// (idle once its still scene has been still for idle_after), its gated frames and that it holds
+// no decoder of its own (parked: docs/activity.md); a stream without gating shows none.
 func TestWebActivity(t *testing.T) {
 	ctx := browser(t, 3*time.Minute)
 	clip := stillClip(t, 30)
@@ -29,11 +29,11 @@ func TestWebActivity(t *testing.T) {
 	}
 	text, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
 		const a = document.querySelector('.stream[data-stream="still"] .act');
-		return a && !a.hidden && a.dataset.state === 'idle' && / [1-9][0-9]* gated$/.test(a.textContent) ? a.textContent : '';
+		return a && !a.hidden && a.dataset.state === 'idle' && / [1-9][0-9]* gated · no decoder$/.test(a.textContent) ? a.textContent : '';
 	})()`, chromedp.WithPollingTimeout(90*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)))
 	if err != nil {
 		shoot(t, ctx, "web-activity-failed.png")
-		t.Fatalf("the gated stream's card never showed idle with gated frames: %v", err)
+		t.Fatalf("the gated stream's card never showed idle with gated frames and no decoder of its own: %v", err)
 	}
 	if !strings.HasPrefix(text, "idle · motion 0.0%") {
 		t.Fatalf("card shows %q", text)

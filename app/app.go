@@ -54,6 +54,7 @@ type App struct {
 	failed      failedStreams // configured streams that could not start (retry.go)
 	overload    *overload     // degraded streams (overload.go)
 	overloadEnd func()        // stops the overload watch and waits for it
+	decPools    decoderPools  // shared decoders of idle streams (decpool.go)
 }
 
 var (
@@ -215,6 +216,9 @@ func (a *App) addStream(s config.Stream, roots []string, retry bool) error {
 			return err
 		}
 	}
+	if err := a.poolDecoders(&sc); err != nil { // app/decpool.go
+		return err
+	}
 	release, err := a.limits.admit(s.ID)
 	if err != nil {
 		return errOpen{fmt.Errorf("stream %s: %w", s.ID, err)}
@@ -330,6 +334,7 @@ func (a *App) StopWithin(drain time.Duration) error {
 	}
 	a.Registry.Close()
 	a.gpuMem.close()
+	a.decPools.close() // app/decpool.go: the streams gave theirs back as the pipeline stopped
 	if gerr := a.Devices.Close(); err == nil {
 		err = gerr
 	}

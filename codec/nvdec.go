@@ -58,12 +58,14 @@ type NVDEC struct {
 	n      int64
 	synced bool // a key frame was sent
 	order  ptsOrder
+	lum    lumaRows
 }
 
 // avFrame is the native backing of an NVDEC frame, on dev (frame.Downloader: nvdecdownload.go).
 type avFrame struct {
 	f   *C.AVFrame
 	dev *cuda.Device
+	lum *lumaRows // the decoder's (SampleLuma: nvdecluma.go)
 }
 
 func (b *avFrame) Reset() { C.av_frame_unref(b.f) } // unmaps the NVDEC surface
@@ -107,12 +109,13 @@ func (d *NVDEC) Init() error {
 		return fmt.Errorf("%w: %s", ErrNVDECUnavailable, C.GoString(&d.errs[0]))
 	}
 	sigstack.Fix() // libnvcuvid may install signal handlers without SA_ONSTACK
+	d.lum = lumaRows{stream: d.Stream}
 	d.pool = frame.NewPool(fmt.Sprintf("nvdec-cuda%d", d.Device.Ordinal()), d.Frames, func() (frame.Backing, error) {
 		f := C.av_frame_alloc()
 		if f == nil {
 			return nil, errors.New("codec: av_frame_alloc failed")
 		}
-		return &avFrame{f: f, dev: d.Device}, nil
+		return &avFrame{f: f, dev: d.Device, lum: &d.lum}, nil
 	})
 	return nil
 }
@@ -231,6 +234,7 @@ func (d *NVDEC) Close() error {
 		C.vf_nvdec_close(d.d)
 		d.d = nil
 	}
+	d.lum.free()
 	if d.pool != nil {
 		return d.pool.Close()
 	}

@@ -31,6 +31,11 @@ type NVDECStream struct {
 	Frames int
 	// ReorderPTS re-stamps the frames in presentation order (Decoder.ReorderPTS).
 	ReorderPTS bool
+	// Shared is for a decoder that changes goroutines (decpool.Pool's: an idle stream's key
+	// frames on a shared decoder, a warm decoder handed to a waking stream): each Decode,
+	// Flush and Close binds the calling goroutine to its thread with the context current for
+	// its own duration, instead of once for the decoder's life. Calls must still not overlap.
+	Shared bool
 
 	nv     NVDEC
 	stream *cuda.Stream
@@ -72,7 +77,12 @@ func (d *NVDECStream) Pool() *frame.Pool { return d.nv.Pool() }
 // free frame when the pipeline holds all of them; access units before the first key frame are
 // skipped with a DecodeError).
 func (d *NVDECStream) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
-	if err := d.bind(); err != nil {
+	if d.Shared {
+		if err := d.Device.Bind(); err != nil {
+			return err
+		}
+		defer d.Device.Unbind()
+	} else if err := d.bind(); err != nil {
 		return err
 	}
 	d.emit = emit
@@ -81,7 +91,12 @@ func (d *NVDECStream) Decode(ctx context.Context, au *media.AccessUnit, emit fun
 
 // Flush emits the frames NVDEC still holds at the end of the stream.
 func (d *NVDECStream) Flush(ctx context.Context, emit func(*frame.Frame) error) error {
-	if err := d.bind(); err != nil {
+	if d.Shared {
+		if err := d.Device.Bind(); err != nil {
+			return err
+		}
+		defer d.Device.Unbind()
+	} else if err := d.bind(); err != nil {
 		return err
 	}
 	d.emit = emit
@@ -130,6 +145,12 @@ const closeWait = 2 * time.Second
 func (d *NVDECStream) Close() error {
 	if d.stream == nil {
 		return nil
+	}
+	if d.Shared {
+		if err := d.Device.Bind(); err != nil {
+			return err
+		}
+		defer d.Device.Unbind()
 	}
 	if p := d.nv.Pool(); p != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), closeWait)

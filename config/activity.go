@@ -192,11 +192,7 @@ func (a *Activity) Validate() error {
 	return errors.Join(errs...)
 }
 
-// checkActivity refuses gating on the NVDEC path: its frames stay in GPU memory, where the
-// motion check (host luma) cannot read them.
-func (s *Stream) checkActivity() error {
-	if s.Activity.Enabled() && s.OnGPU() {
-		return errors.New("activity.mode: gating needs the FFmpeg decoder (decoder: cpu); nvdec frames stay on the GPU")
-	}
-	return nil
-}
+// checkActivity checks the stream's activity settings against its decoder: every decoder
+// can be gated (an nvdec stream's motion check reads sampled luma rows of its frames in GPU
+// memory: docs/activity.md).
+func (s *Stream) checkActivity() error { return nil }

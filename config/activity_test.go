@@ -94,10 +94,16 @@ func TestSkipNonRefValidate(t *testing.T) {
 	}
 }
 
-// TestActivityNVDEC: gating is refused on an nvdec stream, naming the field.
+// TestActivityNVDEC: gating and idle decoding are accepted on an nvdec stream (issue 30,
+// GPU part), with the same field checks.
 func TestActivityNVDEC(t *testing.T) {
-	_, err := Parse([]byte("models: [{name: m, path: m.onnx}]\nstreams: [{id: a, source: a.mp4, model: m, decoder: nvdec, activity: {mode: gate}}]\n"))
-	if err == nil || !strings.Contains(err.Error(), "activity.mode") {
-		t.Fatalf("%v", err)
+	for _, mode := range []string{"gate", "idle"} {
+		if _, err := Parse([]byte("models: [{name: m, path: m.onnx, provider: cuda}]\nstreams: [{id: a, source: a.mp4, model: m, decoder: nvdec, activity: {mode: " + mode + "}}]\n")); err != nil {
+			t.Errorf("mode %s on nvdec: %v", mode, err)
+		}
+	}
+	_, err := Parse([]byte("models: [{name: m, path: m.onnx, provider: cuda}]\nstreams: [{id: a, source: a.mp4, model: m, decoder: nvdec, activity: {mode: idle, threshold: 300}}]\n"))
+	if err == nil || !strings.Contains(err.Error(), "activity.threshold") {
+		t.Errorf("bad threshold on nvdec: %v", err)
 	}
 }

@@ -43,4 +43,5 @@ func collectActivity(id string, a *defs.Activity, ch chan<- prometheus.Metric) {
 	c(descProbes, float64(a.Probes), id)
 	c(descBurstUnits, float64(a.BurstUnits), id)
 	c(descBurstCut, float64(a.Cut), id)
+	collectIdle(id, a, ch)
 }

@@ -102,6 +102,7 @@ func (c appCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
+	collectDecoderPools(ref.Source, ch)
 	streams := ref.Streams()
 	running := make(map[string]bool, len(streams))
 	active := 0

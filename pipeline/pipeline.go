@@ -220,10 +220,8 @@ func (s *stream) finish() {
 		s.recycle(it)
 	}
 	s.releaseLatest()
-	if s.dec != nil {
-		if err := s.dec.Close(); err != nil {
-			s.p.log("stream %s: %v", s.cfg.ID, err)
-		}
+	if err := s.closeDecoder(); err != nil {
+		s.p.log("stream %s: %v", s.cfg.ID, err)
 	}
 	s.cfg.Source.Close()
 	if s.ownPre != nil {
@@ -553,6 +551,7 @@ func (p *Pipeline) Streams() []StreamStatus {
 		var act *defs.Activity
 		if st.gate != nil {
 			a := st.gate.Snapshot(st.cfg.Activity.Mode.String())
+			a.Parked = st.holdsNone.Load()
 			act = &a
 		}
 		out = append(out, StreamStatus{Activity: act, Scene: scene, ID: id, Model: st.cfg.Model, Decl: decl, Device: dev, Live: st.cfg.Source.Live(),

@@ -44,6 +44,7 @@ type item struct {
 	decodeDur time.Duration // decoder work for this frame
 	prepDur   time.Duration // preprocessing
 	seq       uint64        // the stream's count of items popped before this one (result order)
+	wake      time.Time     // the first frame inferred after a wake: when the wake began
 }
 
 // queue is a stream's bounded FIFO of items waiting for its model's scheduler.

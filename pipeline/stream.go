@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vinfer/vinfer/activity"
+	"github.com/vinfer/vinfer/decpool"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/preprocess"
@@ -63,6 +64,11 @@ type StreamConfig struct {
 	QueueDepth int
 	// AUObserver, when set, sees every access unit before it is decoded (evidence recording).
 	AUObserver AUObserver
+	// Decoders, when set, is where a stream with idle decoding (activity mode idle) gets its
+	// decoders: it holds none while idle, its idle key frames are decoded on the pool's shared
+	// decoders and a wake is handed a warm one (parked.go). NewDecoder is then unused, except
+	// for a source whose timestamps its own decoder re-stamps (PTSInDecodeOrder).
+	Decoders *decpool.Pool
 	// Device is the GPU ordinal whose memory holds the frames of a stream decoded on a GPU
 	// (Stream.OnGPU): the model's runner for that device (a FrameRunner) preprocesses each
 	// batch itself.
@@ -113,6 +119,16 @@ type stream struct {
 	gate  *activity.Gate // activity gating (config.Activity); nil: off
 	watch watched        // gate: classes whose objects keep the stream active (nil: all)
 
+	dpool     *decpool.Pool // cfg.Decoders for a stream with idle decoding (parked.go); nil: own decoders
+	dkey      decpool.Key   // the stream's pictures: codec, and size of the last one its own decoder made
+	taken     bool          // s.dec came from dpool
+	parked    bool          // idle: the stream gave its decoder back to dpool
+	holdsNone atomic.Bool   // parked, for status readers
+	shared    bool          // a shared decoder's frame is being emitted (not kept for snapshots)
+	frames    int64         // dpool: frames decoded (Frame.Index across the decoders used)
+	readAt    time.Time     // when the current access unit was read
+	wakeAt    time.Time     // when the current wake began (zero: none waiting for its first result)
+
 	outNext uint64      // output goroutine: seq of the next result to deliver
 	outHeld []resultMsg // output goroutine: results that came ahead of their turn
 
@@ -132,6 +148,9 @@ func (s *stream) run(ctx context.Context) {
 }
 
 func (s *stream) loop(ctx context.Context) error {
+	if usesPool(&s.cfg, s.gate) {
+		s.dpool = s.cfg.Decoders
+	}
 	emit := s.onFrame(ctx)
 	if o := s.cfg.AUObserver; o != nil {
 		defer o.EndOfStream()
@@ -139,8 +158,11 @@ func (s *stream) loop(ctx context.Context) error {
 	for {
 		au, err := s.cfg.Source.Read(ctx)
 		if err == io.EOF {
-			if s.dec == nil {
+			if s.dec == nil && !s.parked {
 				return errors.New("source ended before its first access unit")
+			}
+			if s.dec == nil { // parked: nothing to drain
+				return ctx.Err()
 			}
 			s.decStart = time.Now()
 			if err := s.dec.Flush(ctx, emit); err != nil && ctx.Err() == nil {
@@ -158,11 +180,12 @@ func (s *stream) loop(ctx context.Context) error {
 			return fmt.Errorf("source: %w", err)
 		}
 		s.stats.AccessUnits.Add(1)
+		s.readAt = time.Now()
 		if o := s.cfg.AUObserver; o != nil {
 			o.ObserveAccessUnit(au)
 		}
-		if s.dec == nil || au.Codec != s.codec {
-			if err := s.openDecoder(au.Codec); err != nil {
+		if s.dec == nil && !s.parked || au.Codec != s.codec {
+			if err := s.openDecoder(ctx, au.Codec); err != nil {
 				return err
 			}
 		}
@@ -200,6 +223,9 @@ func (s *stream) gatedDecode(ctx context.Context, au *media.AccessUnit, emit fun
 	case activity.Hold:
 		return nil
 	case activity.Probe:
+		if s.dpool != nil {
+			return s.poolProbe(ctx, au, emit)
+		}
 		if err := s.decode(ctx, au, emit); err != nil {
 			return err
 		}
@@ -211,16 +237,24 @@ func (s *stream) gatedDecode(ctx context.Context, au *media.AccessUnit, emit fun
 		if !woke {
 			return nil
 		}
+		s.woke()
 		if err := s.burst(ctx, burst, emit); err != nil {
 			return err
 		}
 	case activity.Wake:
+		s.woke()
+		if err := s.unpark(ctx); err != nil {
+			return err
+		}
 		if err := s.burst(ctx, g.Burst(), emit); err != nil {
 			return err
 		}
 		if !g.DecodeWaking(au) {
 			return nil
 		}
+	}
+	if err := s.unpark(ctx); err != nil { // parked, and the gate restarted (a looped file)
+		return err
 	}
 	return s.decode(ctx, au, emit)
 }
@@ -236,12 +270,11 @@ func (s *stream) burst(ctx context.Context, units []media.AccessUnit, emit func(
 	return nil
 }
 
-func (s *stream) openDecoder(c media.Codec) error {
-	if s.dec != nil {
-		s.dec.Close()
-		s.dec = nil
-	}
-	d, err := s.cfg.NewDecoder(c)
+func (s *stream) openDecoder(ctx context.Context, c media.Codec) error {
+	s.closeDecoder()
+	s.parked = false
+	s.holdsNone.Store(false)
+	d, err := s.takeDecoder(ctx, c)
 	if err != nil {
 		return fmt.Errorf("decoder: %w", err)
 	}
@@ -257,12 +290,21 @@ func (s *stream) onFrame(ctx context.Context) func(*frame.Frame) error {
 		decodeDur := time.Since(s.decStart)
 		defer func() { s.decStart = time.Now() }() // the decoder resumes its work for the next frame
 		s.stats.Decoded.Add(1)
+		if !s.shared {
+			s.dkey.Width, s.dkey.Height = f.Width, f.Height
+		}
+		if s.dpool != nil { // decoders change hands: number the stream's frames itself
+			f.Index = s.frames
+			s.frames++
+		}
 		if s.poolOf != nil { // the decoder makes its pool at the first picture, anew on size changes
 			if p := s.poolOf.Pool(); p != s.pool.Load() {
 				s.pool.Store(p)
 			}
 		}
-		s.keepLatest(f)
+		if !s.shared { // a shared decoder's frame is not held past its inference
+			s.keepLatest(f)
+		}
 		defer f.Release()
 		if s.cfg.Interval > 1 && f.Index%int64(s.cfg.Interval) != 0 {
 			s.stats.Dropped[DropInterval].Add(1)
@@ -293,6 +335,7 @@ func (s *stream) queueFrame(ctx context.Context, it item, f *frame.Frame) error 
 	f.Retain()
 	it.frame = f
 	it.queued = it.decoded
+	it.wake, s.wakeAt = s.wakeAt, time.Time{} // the first frame inferred after a wake carries it
 	return s.enqueue(ctx, it)
 }
 
@@ -362,6 +405,9 @@ func (s *stream) enqueue(ctx context.Context, it item) error {
 		return ctx.Err()
 	}
 	if wasDropped {
+		if !dropped.wake.IsZero() && s.wakeAt.IsZero() { // the wake's first result is the next one's
+			s.wakeAt = dropped.wake
+		}
 		s.recycle(dropped)
 		s.stats.Dropped[DropQueueFull].Add(1)
 	}

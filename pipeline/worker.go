@@ -239,6 +239,9 @@ func (m *modelRunner) result(dec detect.Decoder, outs []tensor.Tensor, b int, it
 	res.Decode, res.Preprocess, res.Inference, res.Postprocess = it.decodeDur, it.prepDur, now.Sub(t0), time.Since(t1)
 	res.Batch = n
 	res.Latency = now.Sub(it.decoded)
+	if !it.wake.IsZero() && it.st.gate != nil {
+		it.st.gate.WokeResult(now.Sub(it.wake))
+	}
 	res.QueueWait = t0.Sub(it.queued)
 	res.ResetSecondary()
 	return res

@@ -947,9 +947,11 @@ function renderActivity(el, a) {
   el.hidden = !a;
   if (!a) return;
   el.dataset.state = a.state;
-  el.textContent = `${a.state} · motion ${fmt(100 * a.motion_fraction, 1)}% · ${a.frames_gated} gated`;
+  el.textContent = `${a.state} · motion ${fmt(100 * a.motion_fraction, 1)}% · ${a.frames_gated} gated` +
+    (a.parked ? " · no decoder" : "");
   el.title = a.idle_off ? `idle decoding off: ${a.idle_off}` :
-    `${a.mode}: ${a.wakes} wakes, ${a.key_frame_probes} key frames probed while idle`;
+    `${a.mode}: ${a.wakes} wakes, ${a.key_frame_probes} key frames probed while idle` +
+    (a.woke_results ? `, wake → first result ${fmt(a.wake_ms, 0)} ms (max ${fmt(a.wake_max_ms, 0)})` : "");
 }
 
 function stateClass(st) {

@@ -215,6 +215,7 @@ func runCmd(args []string) error {
 			gpuMem = append(gpuMem, fmt.Sprintf("cuda:%d %d MiB", d.Ordinal(), (total-free)>>20))
 		}
 	}
+	pools := a.DecoderPools() // the shared decoders alive before the stop closes them
 	drain := time.Duration(0) // a job that ended by itself drained everything already
 	if ctx.Err() != nil {
 		drain = *stopDrain
@@ -228,6 +229,7 @@ func runCmd(args []string) error {
 		gone = node.Departed()
 	}
 	summary(os.Stderr, streams, time.Since(start), gone...)
+	idleSummary(os.Stderr, streams, pools)
 	if len(gpus) > 0 {
 		gpuSummary(os.Stderr, streams, cuda.ReadStats().Sub(gpuBefore), gpuMem)
 	}

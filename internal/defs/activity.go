@@ -63,4 +63,16 @@ type Activity struct {
 	GOP time.Duration
 	// IdleOff says why idle decoding is off for this stream ("" when it is available).
 	IdleOff string
+	// Unsampled counts frames in device memory whose motion could not be checked (inferred).
+	Unsampled int64
+	// WokeResults counts wakes whose first result came out; WakeNanos sums, WakeMaxNanos
+	// bounds the time from each wake's start (the access unit that woke the stream arriving)
+	// to that result.
+	WokeResults, WakeNanos, WakeMaxNanos int64
+	// HeldBytes is the host memory the gate holds: its GOP buffer (grown to the largest GOP
+	// held, up to gop_bytes) and a device stream's sampled luma rows.
+	HeldBytes int
+	// Parked reports an idle stream that holds no decoder (its key frames are decoded on a
+	// shared decoder: docs/activity.md).
+	Parked bool
 }
