@@ -119,6 +119,9 @@ func newUpstream(c *Cascade, cfg config.GB28181Upstream) (*Upstream, error) {
 	})
 	u.srv.OnNoRoute(func(req *sip.Request, tx sip.ServerTransaction) { u.respond(req, tx, 405, "Method Not Allowed", nil) })
 	u.ctx, u.cancel = context.WithCancel(context.Background())
+	if l, ok := u.tcp.(*tcpListener); ok {
+		l.done = u.ctx.Done()
+	}
 	u.wg.Add(3)
 	if u.udp != nil {
 		go func() { defer u.wg.Done(); u.srv.ServeUDP(u.udp) }()
@@ -146,6 +149,7 @@ func (u *Upstream) listen() error {
 		return fmt.Errorf("%w %s: local %s: %v", ErrUpstream, u.cfg.ServerID, u.cfg.Local, err)
 	}
 	u.localPort = u.tcp.Addr().(*net.TCPAddr).Port
+	u.tcp = &tcpListener{Listener: u.tcp, u: u} // the upper platform only, bounded (tcplimit.go)
 	return nil
 }
 
