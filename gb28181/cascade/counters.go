@@ -27,6 +27,8 @@ type Counters struct {
 	// TCPRefused counts SIP TCP connections closed on accept: not from the upper platform's
 	// address, or beyond 8 from it (tcplimit.go).
 	TCPRefused atomic.Int64
+	// StrayResponses counts SIP responses matching no transaction, dropped (siplog.go).
+	StrayResponses atomic.Int64
 }
 
 // Map returns the counters by name (defs.GB28181Upstream.Counters).
@@ -39,7 +41,7 @@ func (c *Counters) Map() map[string]uint64 {
 		{"keepalives", &c.Keepalives}, {"keepalive_failures", &c.KeepaliveFailures}, {"queries", &c.Queries},
 		{"forbidden", &c.Forbidden}, {"invites", &c.Invites}, {"byes", &c.Byes}, {"alarms_sent", &c.AlarmsSent},
 		{"alarms_dropped", &c.AlarmsDropped}, {"alarms_filtered", &c.AlarmsFiltered}, {"subscriptions", &c.Subscriptions}, {"media_dropped", &c.MediaDropped},
-		{"tcp_refused", &c.TCPRefused}} {
+		{"tcp_refused", &c.TCPRefused}, {"stray_responses", &c.StrayResponses}} {
 		m[e.k] = uint64(e.v.Load())
 	}
 	return m
