@@ -2,6 +2,8 @@ package cascade_test
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"testing"
@@ -64,6 +66,27 @@ func TestTCPStrangers(t *testing.T) {
 	}
 	for _, c := range conns {
 		c.Close()
+	}
+	// The slots come back: 8 new connections from the upper platform's address are served.
+	for i := range 8 {
+		testutil.Eventually(t, wait, fmt.Sprintf("connection %d served", i+1), func() bool {
+			c, err := net.DialTimeout("tcp", addr, wait)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(c, "OPTIONS sip:%s@%s SIP/2.0\r\nVia: SIP/2.0/TCP %s;branch=z9hG4bKopt%d\r\nFrom: <sip:%s@%s>;tag=o\r\n"+
+				"To: <sip:%s@%s>\r\nCall-ID: opt%d\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n",
+				lowerID, lowerID[:10], c.LocalAddr(), i, upperID, upperID[:10], lowerID, lowerID[:10], i)
+			c.SetReadDeadline(time.Now().Add(wait))
+			b := make([]byte, 12)
+			n, _ := io.ReadFull(c, b)
+			if string(b[:n]) != "SIP/2.0 200 " {
+				c.Close()
+				return false
+			}
+			conns = append(conns, c)
+			return true
+		})
 	}
 	if m, _ := up.Query("Catalog", lowerID); m.Status() != 200 {
 		t.Fatalf("the upper platform's Catalog query after the flood: %s, want 200", m.Start)
