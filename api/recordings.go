@@ -20,10 +20,10 @@ import (
 //
 // start and end are RFC 3339 times or Unix seconds.
 func (s *Server) recordingRoutes(api func(string, http.HandlerFunc)) {
-	api("/api/streams/{id}/results", methods{"GET": s.clustered(s.streamResults)}.serve)
+	api("/api/streams/{id}/results", methods{"GET": s.clustered(s.exports.bound(s.streamResults))}.serve)
 	api("/api/streams/{id}/recordings", methods{"GET": s.clustered(s.listRecordings)}.serve)
 	api("/api/streams/{id}/recordings/{name}", methods{"GET": s.clustered(s.recordingSegment)}.serve)
-	api("/api/streams/{id}/export.mp4", methods{"GET": s.clustered(s.exportRecording)}.serve)
+	api("/api/streams/{id}/export.mp4", methods{"GET": s.clustered(s.exports.bound(s.exportRecording))}.serve)
 }
 
 func init() {

@@ -135,6 +135,7 @@ type Server struct {
 	closed  error
 	creds   []*credential // Token and Tokens; none: no token check
 	routed  []string      // patterns registered behind the token check (TestRouteScopes)
+	exports exportSlots   // recording and results exports being answered (api/exports.go)
 }
 
 // Start validates the configuration, starts listening and serves in the background. Errors

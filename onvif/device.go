@@ -17,7 +17,8 @@ type Client struct {
 	XAddr string
 	// User and Password authenticate each request (UsernameToken digest); empty: none.
 	User, Password string
-	// HTTP is the HTTP client (default http.DefaultClient); Timeout bounds each request
+	// HTTP is the HTTP client (default: a zero http.Client; its CheckRedirect is replaced:
+	// redirects are not followed); Timeout bounds each request
 	// (default DefaultTimeout).
 	HTTP    *http.Client
 	Timeout time.Duration

@@ -6,7 +6,7 @@
 // Every request has a timeout and every reply a size bound; addresses a device reports
 // (service XAddrs, stream URIs, subscription references) are held to the host the client was
 // given (devices behind NAT report addresses of their own network; a hostile one could name
-// any). Credentials never appear in errors.
+// any), and HTTP redirects are not followed. Credentials never appear in errors.
 package onvif
 
 import (
@@ -129,10 +129,11 @@ func (c *Client) call(ctx context.Context, addr, action, body string, out any) e
 		return ErrAddress
 	}
 	req.Header.Set("Content-Type", `application/soap+xml; charset=utf-8; action="`+action+`"`)
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
+	var hc http.Client // a copy: the caller's, or the default, that never follows a redirect
+	if c.HTTP != nil {
+		hc = *c.HTTP
 	}
+	hc.CheckRedirect = noRedirect
 	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("onvif: %s: %w", opName(action), unwrapURL(err))
@@ -144,6 +145,9 @@ func (c *Client) call(ctx context.Context, addr, action, body string, out any) e
 	}
 	if len(raw) > MaxReply {
 		return fmt.Errorf("%w: %s: reply over %d bytes", ErrReply, opName(action), MaxReply)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return fmt.Errorf("%w: %s: HTTP %d: redirects are not followed", ErrReply, opName(action), resp.StatusCode)
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		return fmt.Errorf("%w (%s: HTTP 401)", ErrAuth, opName(action))
@@ -173,6 +177,10 @@ func (c *Client) call(ctx context.Context, addr, action, body string, out any) e
 	}
 	return nil
 }
+
+// noRedirect keeps a redirect's answer: a device could otherwise send the request (307 and
+// 308 resend the body, with its UsernameToken) to any host, past Confine.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // opName is an action URI's last segment (GetProfiles).
 func opName(action string) string { return action[strings.LastIndexByte(action, '/')+1:] }

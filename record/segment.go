@@ -204,9 +204,8 @@ func (s *segment) fragment(g *gop, scratch *seekablebuffer.Buffer) error {
 			IsNonSyncSample: !u.key, Payload: avcc(&s.params, u.data, nil)}
 	}
 	base := max(ticks(g.units[0].dts)-ticks(s.baseDTS), 0) // the file's time starts at 0
-	s.seq++
 	scratch.Reset()
-	p := fmp4.Part{SequenceNumber: s.seq, Tracks: []*fmp4.PartTrack{{ID: 1, BaseTime: uint64(base), Samples: samples}}}
+	p := fmp4.Part{SequenceNumber: s.seq + 1, Tracks: []*fmp4.PartTrack{{ID: 1, BaseTime: uint64(base), Samples: samples}}}
 	if err := p.Marshal(scratch); err != nil {
 		return err
 	}
@@ -215,6 +214,7 @@ func (s *segment) fragment(g *gop, scratch *seekablebuffer.Buffer) error {
 		_, _ = s.f.Seek(s.size, 0)
 		return err
 	}
+	s.seq++ // only once written: a segment whose every write failed has none (close removes it)
 	s.size += int64(scratch.Len())
 	s.end = g.endWall
 	return nil

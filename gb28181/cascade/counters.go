@@ -24,6 +24,11 @@ type Counters struct {
 	Subscriptions atomic.Int64
 	// MediaDropped counts access units a slow session's queue dropped.
 	MediaDropped atomic.Int64
+	// TCPRefused counts SIP TCP connections closed on accept: not from the upper platform's
+	// address, or beyond 8 from it (tcplimit.go).
+	TCPRefused atomic.Int64
+	// StrayResponses counts SIP responses matching no transaction, dropped (siplog.go).
+	StrayResponses atomic.Int64
 }
 
 // Map returns the counters by name (defs.GB28181Upstream.Counters).
@@ -35,7 +40,8 @@ func (c *Counters) Map() map[string]uint64 {
 	}{{"registrations", &c.Registrations}, {"refused", &c.Refused}, {"register_errors", &c.RegisterErrors},
 		{"keepalives", &c.Keepalives}, {"keepalive_failures", &c.KeepaliveFailures}, {"queries", &c.Queries},
 		{"forbidden", &c.Forbidden}, {"invites", &c.Invites}, {"byes", &c.Byes}, {"alarms_sent", &c.AlarmsSent},
-		{"alarms_dropped", &c.AlarmsDropped}, {"alarms_filtered", &c.AlarmsFiltered}, {"subscriptions", &c.Subscriptions}, {"media_dropped", &c.MediaDropped}} {
+		{"alarms_dropped", &c.AlarmsDropped}, {"alarms_filtered", &c.AlarmsFiltered}, {"subscriptions", &c.Subscriptions}, {"media_dropped", &c.MediaDropped},
+		{"tcp_refused", &c.TCPRefused}, {"stray_responses", &c.StrayResponses}} {
 		m[e.k] = uint64(e.v.Load())
 	}
 	return m

@@ -51,14 +51,15 @@ type Upstream struct {
 	udp net.PacketConn
 	tcp net.Listener
 
-	registered atomic.Bool
-	sn         atomic.Int64
-	callID     string // the REGISTER's, kept across refreshes (RFC 3261 §10.2)
-	fromTag    string
-	cseq       atomic.Uint32
-	kick       chan struct{} // register again now
-	alarms     chan *event.Event
-	qsem       chan struct{} // queries being answered
+	registered  atomic.Bool
+	strayLogged atomic.Int64 // when a stray response was last logged, Unix ns
+	sn          atomic.Int64
+	callID      string // the REGISTER's, kept across refreshes (RFC 3261 §10.2)
+	fromTag     string
+	cseq        atomic.Uint32
+	kick        chan struct{} // register again now
+	alarms      chan *event.Event
+	qsem        chan struct{} // queries being answered
 
 	mu       sync.Mutex
 	sessions map[string]*session      // Call-ID → media session
@@ -96,7 +97,7 @@ func newUpstream(c *Cascade, cfg config.GB28181Upstream) (*Upstream, error) {
 	sipLog := slog.New(debugHandler{u.log.Handler()}).With("sip", true)
 	u.ua, err = sipgo.NewUA(sipgo.WithUserAgent(cfg.DeviceID), sipgo.WithUserAgentHostname(u.domain),
 		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(sipLog)),
-		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(sipLog)))
+		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(sipLog), sip.WithTransactionLayerUnhandledResponseHandler(u.onStrayResponse)))
 	if err != nil {
 		u.closeSockets()
 		return nil, err
@@ -119,6 +120,9 @@ func newUpstream(c *Cascade, cfg config.GB28181Upstream) (*Upstream, error) {
 	})
 	u.srv.OnNoRoute(func(req *sip.Request, tx sip.ServerTransaction) { u.respond(req, tx, 405, "Method Not Allowed", nil) })
 	u.ctx, u.cancel = context.WithCancel(context.Background())
+	if l, ok := u.tcp.(*tcpListener); ok {
+		l.done = u.ctx.Done()
+	}
 	u.wg.Add(3)
 	if u.udp != nil {
 		go func() { defer u.wg.Done(); u.srv.ServeUDP(u.udp) }()
@@ -146,6 +150,7 @@ func (u *Upstream) listen() error {
 		return fmt.Errorf("%w %s: local %s: %v", ErrUpstream, u.cfg.ServerID, u.cfg.Local, err)
 	}
 	u.localPort = u.tcp.Addr().(*net.TCPAddr).Port
+	u.tcp = &tcpListener{Listener: u.tcp, u: u} // the upper platform only, bounded (tcplimit.go)
 	return nil
 }
 

@@ -15,6 +15,11 @@ const (
 	pullWait        = 10 * time.Second
 	retryMin        = time.Second
 	retryMax        = 30 * time.Second
+	// A pull starts at least pullGapEmpty after the last one began when that one brought
+	// nothing, pullGapBusy when it brought messages: a camera that answers at once (ignoring
+	// the pull's Timeout) is not pulled in a loop.
+	pullGapEmpty = time.Second
+	pullGapBusy  = 100 * time.Millisecond
 )
 
 // Watch is what WatchEvents calls: Wake for each message that reports activity
@@ -68,6 +73,7 @@ func watch(ctx context.Context, t Target, w *Watch) error {
 	}()
 	renewAt := time.Now().Add(subscriptionTTL / 2)
 	for ctx.Err() == nil {
+		began := time.Now()
 		ns, err := p.Pull(ctx, pullWait, 64)
 		if err != nil {
 			return err
@@ -88,6 +94,16 @@ func watch(ctx context.Context, t Target, w *Watch) error {
 				return err
 			}
 			renewAt = time.Now().Add(subscriptionTTL / 2)
+		}
+		gap := pullGapEmpty
+		if len(ns) > 0 {
+			gap = pullGapBusy
+		}
+		if d := gap - time.Since(began); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,126 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vinfer/vinfer/api"
+	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/internal/testutil"
+	"github.com/vinfer/vinfer/media"
+	"github.com/vinfer/vinfer/record"
+	"github.com/vinfer/vinfer/source/file"
+)
+
+// recordLoops records the clip rel looped n times (wall times from t0) as stream's segments
+// under dir, as the recorder writes them.
+func recordLoops(t *testing.T, dir, stream, rel string, n int, t0 time.Time) {
+	t.Helper()
+	src := &file.Source{Path: asset(t, rel)}
+	if err := src.Init(); err != nil {
+		t.Fatal(err)
+	}
+	var units []media.AccessUnit
+	for {
+		au, err := src.Read(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := *au
+		c.Data = append([]byte(nil), au.Data...)
+		units = append(units, c)
+	}
+	src.Close()
+	span := units[len(units)-1].DTS + time.Second
+	r := &record.Recorder{Dir: dir, Segment: 10 * time.Minute}
+	if err := r.Init(); err != nil {
+		t.Fatal(err)
+	}
+	o := r.Observer(stream)
+	sent := int64(0)
+	for k := range n {
+		for i := range units {
+			c := units[i]
+			c.PTS += time.Duration(k) * span
+			c.DTS += time.Duration(k) * span
+			c.Wallclock = t0.Add(c.PTS)
+			o.ObserveAccessUnit(&c)
+			if c.Key && (k > 0 || i > 0) {
+				sent++
+				testutil.Eventually(t, time.Minute, "the writer takes the GOP", func() bool {
+					st := r.Stats()
+					return st.Fragments+st.Dropped >= sent
+				})
+			}
+		}
+	}
+	o.EndOfStream()
+	r.Close()
+}
+
+// stalledExport sends an export request on a connection with a 4 KiB receive buffer, reads
+// its status line, and then reads nothing more: the answer (megabytes) stays in flight.
+func stalledExport(t *testing.T, addr, path string) (net.Conn, string) {
+	t.Helper()
+	d := net.Dialer{Timeout: 30 * time.Second, Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr)
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	line, err := bufio.NewReaderSize(c, 16).ReadString('\n')
+	if err != nil {
+		t.Fatalf("an export's status line: %v", err)
+	}
+	return c, line
+}
+
+// Exports whose clients stop reading hold at most api.MaxExports answers at once; one more
+// is answered 429 (Retry-After) rather than a further file walk and fragment in memory, and
+// a slot comes back when a client hangs up.
+func TestConcurrentExportsBounded(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Now().Add(-30 * time.Minute).Truncate(time.Second)
+	recordLoops(t, filepath.Join(dir, "rec"), "cam1", "videos/one-by-one-person-detection.mp4", 6, t0) // 19 MB
+	e := startWith(t, "", func(c *config.Config) {
+		c.Record = &config.Record{Dir: filepath.Join(dir, "rec"), Segment: config.Duration(10 * time.Minute)}
+	}, nil)
+	path := fmt.Sprintf("/api/streams/cam1/export.mp4?start=%d&end=%d", t0.Unix(), t0.Add(59*time.Minute).Unix())
+	addr := e.url[len("http://"):]
+	var held []net.Conn
+	for i := range api.MaxExports {
+		c, line := stalledExport(t, addr, path)
+		if line[:12] != "HTTP/1.1 200" {
+			t.Fatalf("export %d: %q", i+1, line)
+		}
+		held = append(held, c)
+	}
+	resp, err := http.Get(e.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("export %d while %d are held: %s (Retry-After %q), want 429", api.MaxExports+1, api.MaxExports, resp.Status, resp.Header.Get("Retry-After"))
+	}
+	held[0].Close()
+	testutil.Eventually(t, time.Minute, "a slot comes back", func() bool {
+		_, line := stalledExport(t, addr, path)
+		return line[:12] == "HTTP/1.1 200"
+	})
+}
