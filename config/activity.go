@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/vinfer/vinfer/analytics"
@@ -192,7 +193,17 @@ func (a *Activity) Validate() error {
 	return errors.Join(errs...)
 }
 
-// checkActivity checks the stream's activity settings against its decoder: every decoder
-// can be gated (an nvdec stream's motion check reads sampled luma rows of its frames in GPU
-// memory: docs/activity.md).
-func (s *Stream) checkActivity() error { return nil }
+// NVDECIdleEnv is the environment variable that lets nvdec streams use mode idle
+// (value "experimental"): the first GPU run of that mode found its shared key-frame probes
+// stalling, so no idle stream woke (docs/benchmarks-activity.md).
+const NVDECIdleEnv = "VINFER_NVDEC_IDLE"
+
+// checkActivity checks the stream's activity settings against its decoder: every decoder can
+// be gated (an nvdec stream's motion check reads sampled luma rows of its frames in GPU
+// memory: docs/activity.md); mode idle on nvdec is refused unless NVDECIdleEnv asks for it.
+func (s *Stream) checkActivity() error {
+	if s.Activity != nil && s.Activity.Mode == ActivityIdle && s.OnGPU() && os.Getenv(NVDECIdleEnv) != "experimental" {
+		return errors.New("activity.mode: idle is not yet usable with decoder nvdec (its key-frame probes stalled on a GPU: docs/benchmarks-activity.md); use mode gate, or decoder cpu")
+	}
+	return nil
+}

@@ -94,15 +94,24 @@ func TestSkipNonRefValidate(t *testing.T) {
 	}
 }
 
-// TestActivityNVDEC: gating and idle decoding are accepted on an nvdec stream (issue 30,
-// GPU part), with the same field checks.
+// TestActivityNVDEC: gating is accepted on an nvdec stream with the same field checks; idle
+// decoding only with VINFER_NVDEC_IDLE=experimental (its first GPU run stalled).
 func TestActivityNVDEC(t *testing.T) {
-	for _, mode := range []string{"gate", "idle"} {
-		if _, err := Parse([]byte("models: [{name: m, path: m.onnx, provider: cuda}]\nstreams: [{id: a, source: a.mp4, model: m, decoder: nvdec, activity: {mode: " + mode + "}}]\n")); err != nil {
-			t.Errorf("mode %s on nvdec: %v", mode, err)
-		}
+	cfg := func(act string) []byte {
+		return []byte("models: [{name: m, path: m.onnx, provider: cuda}]\nstreams: [{id: a, source: a.mp4, model: m, decoder: nvdec, activity: {" + act + "}}]\n")
 	}
-	_, err := Parse([]byte("models: [{name: m, path: m.onnx, provider: cuda}]\nstreams: [{id: a, source: a.mp4, model: m, decoder: nvdec, activity: {mode: idle, threshold: 300}}]\n"))
+	if _, err := Parse(cfg("mode: gate")); err != nil {
+		t.Errorf("mode gate on nvdec: %v", err)
+	}
+	t.Setenv(NVDECIdleEnv, "")
+	if _, err := Parse(cfg("mode: idle")); err == nil || !strings.Contains(err.Error(), "activity.mode: idle") {
+		t.Errorf("mode idle on nvdec without %s: %v", NVDECIdleEnv, err)
+	}
+	t.Setenv(NVDECIdleEnv, "experimental")
+	if _, err := Parse(cfg("mode: idle")); err != nil {
+		t.Errorf("mode idle on nvdec with %s: %v", NVDECIdleEnv, err)
+	}
+	_, err := Parse(cfg("mode: idle, threshold: 300"))
 	if err == nil || !strings.Contains(err.Error(), "activity.threshold") {
 		t.Errorf("bad threshold on nvdec: %v", err)
 	}

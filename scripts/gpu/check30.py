@@ -197,6 +197,7 @@ def main():
     g0, d0, m0 = smi()
     log(f"before vinfer: GPU {g0}% NVDEC {d0}% memory {m0} MiB")
     vlog = open(f"{OUT}/vinfer.log", "w")
+    os.environ.setdefault("VINFER_NVDEC_IDLE", "experimental")  # config.NVDECIdleEnv
     proc = subprocess.Popen([f"{B}/vinfer", "run", "--config", cfg, "--http", f"127.0.0.1:{PORT}", "--jsonl", "none",
                              "--log-level", "info"], stdout=vlog, stderr=subprocess.STDOUT)
     uptime = {}
