@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/vinfer/vinfer/gb28181/cascade"
+	"github.com/vinfer/vinfer/gb28181/manscdp"
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/pipeline"
@@ -38,7 +39,16 @@ func (a *App) startCascade() error {
 		return err
 	}
 	a.gb.up = c
+	a.gb.fwd.Store(c)
 	return nil
+}
+
+// forwardAlarm hands a device's alarm to the upper platforms with channels of its streams
+// (platform.Server.Forward).
+func (g *gbPlatform) forwardAlarm(streams []string, m *manscdp.Message) {
+	if c := g.fwd.Load(); c != nil {
+		c.DeviceAlarm(streams, m)
+	}
 }
 
 // linkCascade lets the cascade see the streams (catalog status) once the pipeline runs.

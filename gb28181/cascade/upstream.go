@@ -15,7 +15,6 @@ import (
 	"github.com/emiago/sipgo/sip"
 
 	"github.com/vinfer/vinfer/config"
-	"github.com/vinfer/vinfer/event"
 	"github.com/vinfer/vinfer/internal/defs"
 )
 
@@ -57,7 +56,7 @@ type Upstream struct {
 	fromTag    string
 	cseq       atomic.Uint32
 	kick       chan struct{} // register again now
-	alarms     chan *event.Event
+	alarms     chan pending
 	qsem       chan struct{} // queries being answered
 
 	mu       sync.Mutex
@@ -72,7 +71,7 @@ type Upstream struct {
 func newUpstream(c *Cascade, cfg config.GB28181Upstream) (*Upstream, error) {
 	u := &Upstream{c: c, cfg: cfg, transport: "UDP", domain: cfg.DeviceID[:10], channels: map[string]config.GB28181UpChannel{},
 		callID: sip.GenerateTagN(16) + "@vinfer", fromTag: sip.GenerateTagN(16), kick: make(chan struct{}, 1), qsem: make(chan struct{}, maxQueries),
-		alarms: make(chan *event.Event, alarmQueue), sessions: map[string]*session{}, subs: map[string]*subscription{}}
+		alarms: make(chan pending, alarmQueue), sessions: map[string]*session{}, subs: map[string]*subscription{}}
 	if cfg.Transport == "tcp" {
 		u.transport = "TCP"
 	}
