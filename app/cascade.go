@@ -1,6 +1,8 @@
 package app
 
 import (
+	"time"
+
 	"github.com/vinfer/vinfer/gb28181/cascade"
 	"github.com/vinfer/vinfer/gb28181/manscdp"
 	"github.com/vinfer/vinfer/internal/defs"
@@ -35,6 +37,9 @@ func (a *App) startCascade() error {
 			_, ok := p.Stream(id)
 			return ok
 		}}
+	if a.rec != nil {
+		c.Recordings = a.rec.spans
+	}
 	if err := c.Init(); err != nil {
 		return err
 	}
@@ -101,4 +106,17 @@ func (o observers) EndOfStream() {
 	for _, x := range o {
 		x.EndOfStream()
 	}
+}
+
+// spans is stream's recorded video overlapping [from, to) as the cascade's spans (RecordInfo).
+func (rc *recording) spans(stream string, from, to time.Time) []cascade.Span {
+	segs, err := rc.rec.Segments(stream, from, to)
+	if err != nil {
+		return nil
+	}
+	out := make([]cascade.Span, len(segs))
+	for i, s := range segs {
+		out[i] = cascade.Span{Start: s.Start, End: s.End}
+	}
+	return out
 }

@@ -7,7 +7,8 @@
 // video alarms (§9.4, AlarmMethod 5): line.cross as tripwire (5), zone.enter as intrusion (6),
 // zone.loiter as loitering (8), by NOTIFY to an alarm subscriber (§9.11) or else by MESSAGE;
 // alarms of GB28181 devices registered with vinfer are forwarded the same way on the channels
-// of their streams, with the device's priority, method and type (DeviceAlarm).
+// of their streams, with the device's priority, method and type (DeviceAlarm). A RecordInfo
+// query (§9.7.2) lists the channel stream's recorded spans (Recordings), in parts.
 //
 // Each upper platform has its own SIP user agent and socket (emiago/sipgo); requests are
 // served only from the configured platform's address and ID, and only for its channels.
@@ -36,6 +37,9 @@ type Cascade struct {
 	// Online reports whether stream id runs (a catalog's ON/OFF, DeviceStatus); nil: all
 	// streams are.
 	Online func(stream string) bool
+	// Recordings returns stream's recorded video overlapping [from, to), oldest first (the
+	// record/ segments); nil: no recordings (RecordInfo lists none).
+	Recordings func(stream string, from, to time.Time) []Span
 	// Version is the Firmware a DeviceInfo response names.
 	Version string
 	// Logger receives registrations, refusals and sessions; nil: slog.Default().

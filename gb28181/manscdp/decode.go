@@ -319,6 +319,12 @@ func setField(m *Message, name, v string) {
 		m.AlarmTime = v
 	case "AlarmDescription":
 		m.AlarmDescription = v
+	case "StartTime":
+		m.StartTime = v
+	case "EndTime":
+		m.EndTime = v
+	case "Type":
+		m.Type = v
 	}
 }
 

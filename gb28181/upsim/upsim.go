@@ -446,6 +446,17 @@ func (u *Upper) Query(cmd, device string) (*Msg, string) {
 	return m, sn
 }
 
+// RecordInfo asks channel's recordings in [start, end] ("2006-01-02T15:04:05") of type typ
+// (§A.2.4.5: time, alarm, manual, all) and returns the MESSAGE's response and the SN to wait
+// for.
+func (u *Upper) RecordInfo(channel, start, end, typ string) (*Msg, string) {
+	sn := strconv.Itoa(rand.IntN(1e6))
+	body := fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Query>\r\n<CmdType>RecordInfo</CmdType>\r\n<SN>%s</SN>\r\n<DeviceID>%s</DeviceID>\r\n<StartTime>%s</StartTime>\r\n<EndTime>%s</EndTime>\r\n<Secrecy>0</Secrecy>\r\n<Type>%s</Type>\r\n</Query>\r\n",
+		sn, channel, start, end, typ)
+	m, _ := u.Request("MESSAGE", u.Lower(), "", "", nil, "Application/MANSCDP+xml", []byte(body))
+	return m, sn
+}
+
 // Messages returns the MESSAGE and NOTIFY requests received (keepalives aside) for which
 // keep returns true.
 func (u *Upper) Messages(keep func(*Msg) bool) []*Msg {
