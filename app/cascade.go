@@ -38,7 +38,7 @@ func (a *App) startCascade() error {
 			return ok
 		}}
 	if a.rec != nil {
-		c.Recordings = a.rec.spans
+		c.Recordings, c.Replay = a.rec.spans, a.rec.rec.Replay
 	}
 	if err := c.Init(); err != nil {
 		return err

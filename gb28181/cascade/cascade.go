@@ -16,6 +16,7 @@
 package cascade
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync"
@@ -40,6 +41,10 @@ type Cascade struct {
 	// Recordings returns stream's recorded video overlapping [from, to), oldest first (the
 	// record/ segments); nil: no recordings (RecordInfo lists none).
 	Recordings func(stream string, from, to time.Time) []Span
+	// Replay hands fn stream's recorded access units in [from, to) with their wall times,
+	// from the key frame before from (record.Recorder.Replay); fn's error stops it and is
+	// returned. nil: playback and download INVITEs are answered 488.
+	Replay func(ctx context.Context, stream string, from, to time.Time, fn func(au *media.AccessUnit, at time.Time) error) error
 	// Version is the Firmware a DeviceInfo response names.
 	Version string
 	// Logger receives registrations, refusals and sessions; nil: slog.Default().

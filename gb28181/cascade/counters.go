@@ -24,6 +24,9 @@ type Counters struct {
 	Subscriptions atomic.Int64
 	// MediaDropped counts access units a slow session's queue dropped.
 	MediaDropped atomic.Int64
+	// Playbacks counts playbacks and downloads started (within Invites); PlaybacksEnded those
+	// sent to the end of their range (MediaStatus 121 sent).
+	Playbacks, PlaybacksEnded atomic.Int64
 }
 
 // Map returns the counters by name (defs.GB28181Upstream.Counters).
@@ -35,7 +38,8 @@ func (c *Counters) Map() map[string]uint64 {
 	}{{"registrations", &c.Registrations}, {"refused", &c.Refused}, {"register_errors", &c.RegisterErrors},
 		{"keepalives", &c.Keepalives}, {"keepalive_failures", &c.KeepaliveFailures}, {"queries", &c.Queries},
 		{"forbidden", &c.Forbidden}, {"invites", &c.Invites}, {"byes", &c.Byes}, {"alarms_sent", &c.AlarmsSent},
-		{"alarms_dropped", &c.AlarmsDropped}, {"alarms_filtered", &c.AlarmsFiltered}, {"subscriptions", &c.Subscriptions}, {"media_dropped", &c.MediaDropped}} {
+		{"alarms_dropped", &c.AlarmsDropped}, {"alarms_filtered", &c.AlarmsFiltered}, {"subscriptions", &c.Subscriptions}, {"media_dropped", &c.MediaDropped},
+		{"playbacks", &c.Playbacks}, {"playbacks_ended", &c.PlaybacksEnded}} {
 		m[e.k] = uint64(e.v.Load())
 	}
 	return m

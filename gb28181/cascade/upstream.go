@@ -320,7 +320,11 @@ func (u *Upstream) registerFor(parent context.Context, expires time.Duration) er
 func manscdpKeepalive(u *Upstream) []byte { return keepaliveBody(u.sn.Add(1), u.cfg.DeviceID) }
 
 // message sends a MANSCDP MESSAGE to the upper platform and waits for its final response.
-func (u *Upstream) message(body []byte) (*sip.Response, error) {
+func (u *Upstream) message(body []byte) (*sip.Response, error) { return u.messageIn("", body) }
+
+// messageIn sends a MESSAGE with Call-ID callID ("": a new one), e.g. a playback's
+// MediaStatus in its INVITE's Call-ID.
+func (u *Upstream) messageIn(callID string, body []byte) (*sip.Response, error) {
 	req := sip.NewRequest(sip.MESSAGE, sip.Uri{Scheme: "sip", User: u.cfg.ServerID, Host: u.cfg.Domain})
 	req.SetDestination(u.cfg.Address)
 	req.SetTransport(u.transport)
@@ -328,6 +332,10 @@ func (u *Upstream) message(body []byte) (*sip.Response, error) {
 	from.Params.Add("tag", sip.GenerateTagN(16))
 	req.AppendHeader(from)
 	req.AppendHeader(&sip.ToHeader{Address: sip.Uri{Scheme: "sip", User: u.cfg.ServerID, Host: u.cfg.Domain}})
+	if callID != "" {
+		cid := sip.CallIDHeader(callID)
+		req.AppendHeader(&cid)
+	}
 	req.AppendHeader(sip.NewHeader("Content-Type", "Application/MANSCDP+xml"))
 	req.SetBody(body)
 	ctx, cancel := context.WithTimeout(u.ctx, requestTimeout)

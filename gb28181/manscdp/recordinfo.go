@@ -47,3 +47,11 @@ func RecordInfoResponse(sn int64, deviceID, name string, sum int, items []Record
 	}
 	return gb(append(b, "</RecordList>\r\n</Response>\r\n"...))
 }
+
+// MediaStatusNotify returns the notification that a playback or download of channel
+// deviceID reached the end of its range (§A.2.5.6: NotifyType 121), sent in the INVITE's
+// Call-ID.
+func MediaStatusNotify(sn int64, deviceID string) []byte {
+	return fmt.Appendf(nil, xmlHead+"<Notify>\r\n<CmdType>MediaStatus</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<NotifyType>%s</NotifyType>\r\n</Notify>\r\n",
+		sn, escape(deviceID), MediaStatusEnd)
+}
