@@ -8,7 +8,9 @@
 // zone.loiter as loitering (8), by NOTIFY to an alarm subscriber (§9.11) or else by MESSAGE;
 // alarms of GB28181 devices registered with vinfer are forwarded the same way on the channels
 // of their streams, with the device's priority, method and type (DeviceAlarm). A RecordInfo
-// query (§9.7.2) lists the channel stream's recorded spans (Recordings), in parts.
+// query (§9.7) lists the channel stream's recorded spans (Recordings), in parts; a playback
+// or download INVITE (§9.8, §9.9) sends the recorded range as PS over RTP, paced, ending with
+// MediaStatus 121 (Replay).
 //
 // Each upper platform has its own SIP user agent and socket (emiago/sipgo); requests are
 // served only from the configured platform's address and ID, and only for its channels.
