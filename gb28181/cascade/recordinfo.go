@@ -16,9 +16,11 @@ type Span struct {
 const (
 	// maxRecordItems bounds the spans one response lists (the oldest in the range first).
 	maxRecordItems = 256
-	// recordPart* are the most items per response MESSAGE (a UDP part within one datagram).
-	recordPartUDP = 2
-	recordPartTCP = 20
+	// recordPart is the most items per response MESSAGE; over UDP a part's body also stays
+	// within recordBodyUDP bytes (one item at least), so that the MESSAGE fits the 1300 bytes
+	// sipgo sends in one datagram.
+	recordPart    = 20
+	recordBodyUDP = 700
 	// spanGap: recordings closer than this make one span (segments follow one another).
 	spanGap = 2 * time.Second
 )
@@ -63,16 +65,22 @@ func (u *Upstream) recordInfo(m *manscdp.Message, ch config.GB28181UpChannel) ([
 	if t := m.Type; (t == "" || t == "all" || t == manscdp.RecordTypeTime) && u.c.Recordings != nil {
 		items = spans(u.c.Recordings(ch.Stream, from, to), from, to)
 	}
-	per := recordPartUDP
-	if u.transport == "TCP" {
-		per = recordPartTCP
-	}
 	if len(items) == 0 {
 		return [][]byte{manscdp.RecordInfoResponse(m.SN, ch.ID, ch.Name, 0, nil)}, nil
 	}
 	var out [][]byte
-	for i := 0; i < len(items); i += per {
-		out = append(out, manscdp.RecordInfoResponse(m.SN, ch.ID, ch.Name, len(items), items[i:min(i+per, len(items))]))
+	for i := 0; i < len(items); {
+		part := manscdp.RecordInfoResponse(m.SN, ch.ID, ch.Name, len(items), items[i:i+1])
+		n := 1
+		for i+n < len(items) && n < recordPart {
+			more := manscdp.RecordInfoResponse(m.SN, ch.ID, ch.Name, len(items), items[i:i+n+1])
+			if u.transport != "TCP" && len(more) > recordBodyUDP {
+				break
+			}
+			part, n = more, n+1
+		}
+		out = append(out, part)
+		i += n
 	}
 	return out, nil
 }
