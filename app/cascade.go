@@ -1,7 +1,10 @@
 package app
 
 import (
+	"time"
+
 	"github.com/vinfer/vinfer/gb28181/cascade"
+	"github.com/vinfer/vinfer/gb28181/manscdp"
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/pipeline"
@@ -34,11 +37,23 @@ func (a *App) startCascade() error {
 			_, ok := p.Stream(id)
 			return ok
 		}}
+	if a.rec != nil {
+		c.Recordings, c.Replay = a.rec.spans, a.rec.rec.Replay
+	}
 	if err := c.Init(); err != nil {
 		return err
 	}
 	a.gb.up = c
+	a.gb.fwd.Store(c)
 	return nil
+}
+
+// forwardAlarm hands a device's alarm to the upper platforms with channels of its streams
+// (platform.Server.Forward).
+func (g *gbPlatform) forwardAlarm(streams []string, m *manscdp.Message) {
+	if c := g.fwd.Load(); c != nil {
+		c.DeviceAlarm(streams, m)
+	}
 }
 
 // linkCascade lets the cascade see the streams (catalog status) once the pipeline runs.
@@ -94,4 +109,17 @@ func (o observers) EndOfStream() {
 	for _, x := range o {
 		x.EndOfStream()
 	}
+}
+
+// spans is stream's recorded video overlapping [from, to) as the cascade's spans (RecordInfo).
+func (rc *recording) spans(stream string, from, to time.Time) []cascade.Span {
+	segs, err := rc.rec.Segments(stream, from, to)
+	if err != nil {
+		return nil
+	}
+	out := make([]cascade.Span, len(segs))
+	for i, s := range segs {
+		out[i] = cascade.Span{Start: s.Start, End: s.End}
+	}
+	return out
 }

@@ -18,6 +18,7 @@ type gbPlatform struct {
 	restore func()
 	up      *cascade.Cascade                  // the upward cascade (app/cascade.go), nil without upstream entries
 	pipe    atomic.Pointer[pipeline.Pipeline] // set once the pipeline runs
+	fwd     atomic.Pointer[cascade.Cascade]   // where devices' alarms go (app/cascade.go), nil: nowhere
 }
 
 // startGB28181 starts the GB28181 platform (SIP server) when the configuration has a
@@ -26,11 +27,13 @@ func (a *App) startGB28181() error {
 	if a.Config.GB28181 == nil {
 		return nil
 	}
-	srv := &platform.Server{Config: *a.Config.GB28181, Logger: a.Log, Waker: a}
+	g := &gbPlatform{}
+	srv := &platform.Server{Config: *a.Config.GB28181, Logger: a.Log, Waker: a, Forward: g.forwardAlarm}
 	if err := srv.Init(); err != nil {
 		return err
 	}
-	a.gb = &gbPlatform{srv: srv, restore: gb28181.SetSignaller(srv)}
+	g.srv, g.restore = srv, gb28181.SetSignaller(srv)
+	a.gb = g
 	if err := a.startCascade(); err != nil {
 		a.stopGB28181()
 		return err
@@ -42,6 +45,7 @@ func (a *App) startGB28181() error {
 func (a *App) stopGB28181() {
 	if a.gb != nil {
 		if a.gb.up != nil {
+			a.gb.fwd.Store(nil)
 			a.gb.up.Close()
 		}
 		a.gb.restore()

@@ -12,7 +12,7 @@ import (
 // gb28181.upstream entries.
 var (
 	descGBUpRegistered = desc("gb28181_upstream_registered", "1 while the upper platform accepts vinfer's registration, else 0 (a refused password stays 0; see gb28181_upstream_events_total{kind=\"refused\"}).", "server_id")
-	descGBUpEvents     = desc("gb28181_upstream_events_total", "GB28181 upward cascade events by upper platform and kind: registrations, refused, register_errors, keepalives, keepalive_failures, queries, forbidden, invites, byes, alarms_sent, alarms_dropped, alarms_filtered, subscriptions, media_dropped (docs/gb28181.md).", "server_id", "kind")
+	descGBUpEvents     = desc("gb28181_upstream_events_total", "GB28181 upward cascade events by upper platform and kind: registrations, refused, register_errors, keepalives, keepalive_failures, queries, forbidden, invites, byes, alarms_sent, alarms_dropped, alarms_filtered, subscriptions, media_dropped, playbacks, playbacks_ended (docs/gb28181.md).", "server_id", "kind")
 )
 
 // gbUpCollector reads the watched app's upstreams.

@@ -58,44 +58,64 @@ func describe(ev *event.Event) string {
 	return b.String()
 }
 
+// pending is an alarm waiting to be sent to each channel of its stream (DeviceID filled in
+// per channel).
+type pending struct {
+	stream string
+	a      manscdp.Alarm
+}
+
 // alarm queues ev for this platform when one of its channels carries ev's stream.
 func (u *Upstream) alarm(ev *event.Event) {
-	if _, _, ok := alarmOf(ev.Type); !ok {
+	typ, et, ok := alarmOf(ev.Type)
+	if !ok {
 		return
 	}
+	when := ev.Time
+	if when.IsZero() {
+		when = time.Now()
+	}
+	u.queue(pending{stream: ev.Stream, a: manscdp.Alarm{Priority: u.cfg.AlarmPriority, Method: manscdp.AlarmMethodVideo,
+		Type: typ, EventType: et, Time: when, Description: describe(ev)}})
+}
+
+// carries reports whether one of this platform's channels carries stream.
+func (u *Upstream) carries(stream string) bool {
 	for _, ch := range u.cfg.Channels {
-		if ch.Stream != ev.Stream {
-			continue
+		if ch.Stream == stream {
+			return true
 		}
-		cp := *ev
-		select {
-		case u.alarms <- &cp:
-		default:
-			u.Counters.AlarmsDropped.Add(1)
-		}
+	}
+	return false
+}
+
+// queue queues p when one of this platform's channels carries p's stream; a full queue drops
+// it, counted.
+func (u *Upstream) queue(p pending) {
+	if !u.carries(p.stream) {
 		return
+	}
+	select {
+	case u.alarms <- p:
+	default:
+		u.Counters.AlarmsDropped.Add(1)
 	}
 }
 
-// sendAlarms delivers queued alarms, one at a time, to each channel of the event's stream.
+// sendAlarms delivers queued alarms, one at a time, to each channel of the alarm's stream.
 func (u *Upstream) sendAlarms() {
 	for {
 		select {
 		case <-u.ctx.Done():
 			return
-		case ev := <-u.alarms:
-			typ, et, _ := alarmOf(ev.Type)
-			when := ev.Time
-			if when.IsZero() {
-				when = time.Now()
-			}
+		case p := <-u.alarms:
 			for _, ch := range u.cfg.Channels {
-				if ch.Stream != ev.Stream {
+				if ch.Stream != p.stream {
 					continue
 				}
-				a := manscdp.Alarm{DeviceID: ch.ID, Priority: u.cfg.AlarmPriority, Method: manscdp.AlarmMethodVideo, Type: typ,
-					EventType: et, Time: when, Description: describe(ev)}
-				switch u.deliver(manscdp.AlarmNotify(u.sn.Add(1), a), a.Priority) {
+				a := p.a
+				a.DeviceID = ch.ID
+				switch u.deliver(manscdp.AlarmNotify(u.sn.Add(1), a), a.Priority, a.Method) {
 				case sent:
 					u.Counters.AlarmsSent.Add(1)
 				case failed:
@@ -115,9 +135,9 @@ const (
 	filtered        // no subscription's filter wants it
 )
 
-// deliver sends an alarm body of priority: by NOTIFY to each alarm subscription (§9.11)
+// deliver sends an alarm body of priority and method: by NOTIFY to each alarm subscription (§9.11)
 // whose filter wants it when there are subscriptions, else by MESSAGE (§9.4).
-func (u *Upstream) deliver(body []byte, priority int) int {
+func (u *Upstream) deliver(body []byte, priority, method int) int {
 	if !u.registered.Load() {
 		return failed
 	}
@@ -132,7 +152,7 @@ func (u *Upstream) deliver(body []byte, priority int) int {
 	}
 	out := filtered
 	for _, s := range subs {
-		if !s.filter.WantsAlarm(priority, manscdp.AlarmMethodVideo) {
+		if !s.filter.WantsAlarm(priority, method) {
 			continue
 		}
 		res, err := u.notify(s, body)

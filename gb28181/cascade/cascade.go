@@ -5,7 +5,12 @@
 // platform only (§9.5), answers INVITE by sending the channel's own coded video as PS over RTP
 // (UDP, TCP active or passive; no re-encoding, §9.2) until BYE, and reports AI events as
 // video alarms (§9.4, AlarmMethod 5): line.cross as tripwire (5), zone.enter as intrusion (6),
-// zone.loiter as loitering (8), by NOTIFY to an alarm subscriber (§9.11) or else by MESSAGE.
+// zone.loiter as loitering (8), by NOTIFY to an alarm subscriber (§9.11) or else by MESSAGE;
+// alarms of GB28181 devices registered with vinfer are forwarded the same way on the channels
+// of their streams, with the device's priority, method and type (DeviceAlarm). A RecordInfo
+// query (§9.7) lists the channel stream's recorded spans (Recordings), in parts; a playback
+// or download INVITE (§9.8, §9.9) sends the recorded range as PS over RTP, paced, ending with
+// MediaStatus 121 (Replay).
 //
 // Each upper platform has its own SIP user agent and socket (emiago/sipgo); requests are
 // served only from the configured platform's address and ID, and only for its channels.
@@ -13,11 +18,14 @@
 package cascade
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/gb28181/manscdp"
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/sink"
@@ -32,6 +40,13 @@ type Cascade struct {
 	// Online reports whether stream id runs (a catalog's ON/OFF, DeviceStatus); nil: all
 	// streams are.
 	Online func(stream string) bool
+	// Recordings returns stream's recorded video overlapping [from, to), oldest first (the
+	// record/ segments); nil: no recordings (RecordInfo lists none).
+	Recordings func(stream string, from, to time.Time) []Span
+	// Replay hands fn stream's recorded access units in [from, to) with their wall times,
+	// from the key frame before from (record.Recorder.Replay); fn's error stops it and is
+	// returned. nil: playback and download INVITEs are answered 488.
+	Replay func(ctx context.Context, stream string, from, to time.Time, fn func(au *media.AccessUnit, at time.Time) error) error
 	// Version is the Firmware a DeviceInfo response names.
 	Version string
 	// Logger receives registrations, refusals and sessions; nil: slog.Default().
@@ -103,6 +118,28 @@ func (c *Cascade) Write(r *sink.Result) error {
 	return nil
 }
 
+// DeviceAlarm forwards a GB28181 device's Alarm notification m (GB/T 28181-2016 §9.4,
+// §A.2.5.5) to every upper platform with a channel of one of streams, as that channel's alarm
+// with the device's priority, method, type and time, through the same queue and subscription
+// filter as AI alarms (platform.Server.Forward). It never blocks: alarms beyond an upstream's
+// queue, or with a priority or method out of range, are dropped, counted.
+func (c *Cascade) DeviceAlarm(streams []string, m *manscdp.Message) {
+	a, ok := manscdp.DeviceAlarm(m, time.Now())
+	c.mu.Lock() // Close may be ending
+	defer c.mu.Unlock()
+	for _, u := range c.ups {
+		for _, st := range streams {
+			if !ok {
+				if u.carries(st) {
+					u.Counters.AlarmsDropped.Add(1)
+				}
+				continue
+			}
+			u.queue(pending{stream: st, a: a})
+		}
+	}
+}
+
 // Close ends the media sessions, unregisters from every upper platform at once (2 s at most)
 // and closes the sockets.
 func (c *Cascade) Close() error {
@@ -113,7 +150,9 @@ func (c *Cascade) Close() error {
 		go func() { defer wg.Done(); errs[i] = u.close() }()
 	}
 	wg.Wait()
+	c.mu.Lock()
 	c.ups = nil
+	c.mu.Unlock()
 	return errors.Join(errs...)
 }
 

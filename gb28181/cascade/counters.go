@@ -29,6 +29,9 @@ type Counters struct {
 	TCPRefused atomic.Int64
 	// StrayResponses counts SIP responses matching no transaction, dropped (siplog.go).
 	StrayResponses atomic.Int64
+	// Playbacks counts playbacks and downloads started (within Invites); PlaybacksEnded those
+	// sent to the end of their range (MediaStatus 121 sent).
+	Playbacks, PlaybacksEnded atomic.Int64
 }
 
 // Map returns the counters by name (defs.GB28181Upstream.Counters).
@@ -41,7 +44,8 @@ func (c *Counters) Map() map[string]uint64 {
 		{"keepalives", &c.Keepalives}, {"keepalive_failures", &c.KeepaliveFailures}, {"queries", &c.Queries},
 		{"forbidden", &c.Forbidden}, {"invites", &c.Invites}, {"byes", &c.Byes}, {"alarms_sent", &c.AlarmsSent},
 		{"alarms_dropped", &c.AlarmsDropped}, {"alarms_filtered", &c.AlarmsFiltered}, {"subscriptions", &c.Subscriptions}, {"media_dropped", &c.MediaDropped},
-		{"tcp_refused", &c.TCPRefused}, {"stray_responses", &c.StrayResponses}} {
+		{"tcp_refused", &c.TCPRefused}, {"stray_responses", &c.StrayResponses},
+		{"playbacks", &c.Playbacks}, {"playbacks_ended", &c.PlaybacksEnded}} {
 		m[e.k] = uint64(e.v.Load())
 	}
 	return m

@@ -5,13 +5,13 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/emiago/sipgo/sip"
 
 	"github.com/vinfer/vinfer/gb28181/sdp"
+	"github.com/vinfer/vinfer/media"
 	"github.com/vinfer/vinfer/send"
 )
 
@@ -27,6 +27,7 @@ type session struct {
 	acked   chan struct{}
 	ackOnce sync.Once
 	done    chan struct{}
+	play    *playback // nil: a live view
 }
 
 // stop ends the session; closing the sender unblocks a TCP write in progress.
@@ -55,22 +56,34 @@ func (u *Upstream) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		u.respond(req, tx, 404, "Not Found", nil)
 		return
 	}
-	if !u.c.Online(ch.Stream) {
-		u.log.Warn("GB28181 upstream: INVITE of a channel whose stream does not run", "channel", chID, "stream", ch.Stream)
-		u.respond(req, tx, 480, "Temporarily Unavailable", nil)
-		return
-	}
 	callID := ""
 	if h := req.CallID(); h != nil {
 		callID = h.Value()
 	}
 	body := req.Body()
 	offer, err := sdp.ParseAnswer(body)
-	if err != nil || callID == "" || !strings.Contains(string(body), "s=Play\r\n") && !strings.Contains(string(body), "s=Play\n") {
-		// Playback and download (s=Playback, s=Download) need recordings vinfer does not keep.
-		u.log.Warn("GB28181 upstream: INVITE refused: not a live view vinfer can send", "channel", chID, "err", err)
+	var play *playback
+	if err == nil {
+		play, err = playbackOf(body)
+	}
+	if err != nil || callID == "" || play != nil && u.c.Replay == nil {
+		u.log.Warn("GB28181 upstream: INVITE refused: not a live view, playback or download vinfer can send", "channel", chID, "err", err)
 		u.respond(req, tx, 488, "Not Acceptable Here", nil)
 		return
+	}
+	codec := media.CodecUnknown
+	if play == nil && !u.c.Online(ch.Stream) {
+		u.log.Warn("GB28181 upstream: INVITE of a channel whose stream does not run", "channel", chID, "stream", ch.Stream)
+		u.respond(req, tx, 480, "Temporarily Unavailable", nil)
+		return
+	}
+	if play != nil {
+		var ok bool
+		if codec, ok = u.recordedCodec(ch.Stream, play); !ok {
+			u.log.Warn("GB28181 upstream: playback of a range not recorded", "channel", chID, "stream", ch.Stream, "from", play.from, "to", play.to)
+			u.respond(req, tx, 404, "Not Found", nil)
+			return
+		}
 	}
 	mode, transport := "udp", sdp.TransportUDP
 	if offer.TCP {
@@ -89,7 +102,7 @@ func (u *Upstream) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	}
 	u.mu.Lock()
-	busy := len(u.sessions) >= maxSessions
+	busy := len(u.sessions) >= maxSessions || play != nil && u.playbacksLocked() >= maxPlaybacks
 	u.mu.Unlock()
 	if busy {
 		u.respond(req, tx, 486, "Busy Here", nil)
@@ -98,7 +111,10 @@ func (u *Upstream) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	tap := u.c.taps[ch.Stream]
 	ctx, cancel := context.WithCancel(u.ctx)
 	ssrc := offer.SSRC
-	snd, err := send.NewGBSender(ctx, mode, dest, ssrc, 96, tap.Codec(), u.log.With("channel", chID))
+	if play == nil {
+		codec = tap.Codec()
+	}
+	snd, err := send.NewGBSender(ctx, mode, dest, ssrc, 96, codec, u.log.With("channel", chID))
 	if err != nil {
 		cancel()
 		u.log.Warn("GB28181 upstream: INVITE: media socket", "channel", chID, "err", err)
@@ -114,7 +130,7 @@ func (u *Upstream) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		port = 9
 	}
 	ans := (&sdp.SendAnswer{Origin: chID, IP: ip, Port: port, Transport: transport, SSRC: ssrc}).Marshal()
-	s := &session{callID: callID, channel: chID, tap: tap, snd: snd, ctx: ctx, cancel: cancel, acked: make(chan struct{}), done: make(chan struct{})}
+	s := &session{callID: callID, channel: chID, tap: tap, snd: snd, ctx: ctx, cancel: cancel, acked: make(chan struct{}), done: make(chan struct{}), play: play}
 	u.mu.Lock()
 	if old := u.sessions[callID]; old != nil { // a re-INVITE replaces the session
 		old.stop()
@@ -123,13 +139,20 @@ func (u *Upstream) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	u.mu.Unlock()
 	u.respond(req, tx, 200, "OK", ans, u.contact(), sip.NewHeader("Content-Type", "APPLICATION/SDP"))
 	u.Counters.Invites.Add(1)
-	u.log.Info("GB28181 upstream: live view", "channel", chID, "stream", ch.Stream, "to", dest, "transport", transport, "ssrc", strconv.FormatUint(uint64(ssrc), 10))
+	if play != nil {
+		u.Counters.Playbacks.Add(1)
+		u.log.Info("GB28181 upstream: playback", "channel", chID, "stream", ch.Stream, "from", play.from, "to", play.to, "speed", play.speed,
+			"download", play.download, "to", dest, "transport", transport, "ssrc", strconv.FormatUint(uint64(ssrc), 10))
+	} else {
+		u.log.Info("GB28181 upstream: live view", "channel", chID, "stream", ch.Stream, "to", dest, "transport", transport, "ssrc", strconv.FormatUint(uint64(ssrc), 10))
+	}
 	u.wg.Add(1)
-	go func() { defer u.wg.Done(); u.serve(s) }()
+	go func() { defer u.wg.Done(); u.serve(s, ch.Stream) }()
 }
 
-// serve waits for the ACK, then sends until BYE or close.
-func (u *Upstream) serve(s *session) {
+// serve waits for the ACK, then sends stream's live units (or its recording) until BYE or
+// close.
+func (u *Upstream) serve(s *session, stream string) {
 	defer func() {
 		s.snd.Close()
 		u.mu.Lock()
@@ -145,6 +168,10 @@ func (u *Upstream) serve(s *session) {
 		return
 	case <-time.After(ackTimeout):
 		u.log.Warn("GB28181 upstream: INVITE answered but never ACKed; session dropped", "channel", s.channel)
+		return
+	}
+	if s.play != nil {
+		u.replay(s, stream)
 		return
 	}
 	f := s.tap.subscribe()

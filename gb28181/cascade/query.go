@@ -20,7 +20,7 @@ const (
 func keepaliveBody(sn int64, id string) []byte { return manscdp.Keepalive(sn, id) }
 
 // onMessage answers the upper platform's queries (§9.5): Catalog of the configured channels,
-// DeviceInfo and DeviceStatus of vinfer or one of them. The MESSAGE is answered 200 first,
+// DeviceInfo and DeviceStatus of vinfer or one of them, RecordInfo of a channel (§9.7.2). The MESSAGE is answered 200 first,
 // the response follows in MESSAGEs of its own.
 func (u *Upstream) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 	if !u.allowed(req, tx) {
@@ -56,6 +56,16 @@ func (u *Upstream) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 	case manscdp.CmdDeviceStatus:
 		online := !known || u.c.Online(ch.Stream)
 		bodies = [][]byte{manscdp.DeviceStatusResponse(m.SN, m.DeviceID, online, time.Now())}
+	case manscdp.CmdRecordInfo:
+		if !known { // recordings are a channel's
+			u.respond(req, tx, 404, "Not Found", nil)
+			return
+		}
+		if bodies, err = u.recordInfo(m, ch); err != nil {
+			u.log.Warn("GB28181 upstream: RecordInfo refused", "err", err)
+			u.respond(req, tx, 400, "Bad Request", nil)
+			return
+		}
 	default:
 		u.respond(req, tx, 501, "Not Implemented", nil)
 		return

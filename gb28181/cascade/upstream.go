@@ -15,7 +15,6 @@ import (
 	"github.com/emiago/sipgo/sip"
 
 	"github.com/vinfer/vinfer/config"
-	"github.com/vinfer/vinfer/event"
 	"github.com/vinfer/vinfer/internal/defs"
 )
 
@@ -58,7 +57,7 @@ type Upstream struct {
 	fromTag     string
 	cseq        atomic.Uint32
 	kick        chan struct{} // register again now
-	alarms      chan *event.Event
+	alarms      chan pending
 	qsem        chan struct{} // queries being answered
 
 	mu       sync.Mutex
@@ -73,7 +72,7 @@ type Upstream struct {
 func newUpstream(c *Cascade, cfg config.GB28181Upstream) (*Upstream, error) {
 	u := &Upstream{c: c, cfg: cfg, transport: "UDP", domain: cfg.DeviceID[:10], channels: map[string]config.GB28181UpChannel{},
 		callID: sip.GenerateTagN(16) + "@vinfer", fromTag: sip.GenerateTagN(16), kick: make(chan struct{}, 1), qsem: make(chan struct{}, maxQueries),
-		alarms: make(chan *event.Event, alarmQueue), sessions: map[string]*session{}, subs: map[string]*subscription{}}
+		alarms: make(chan pending, alarmQueue), sessions: map[string]*session{}, subs: map[string]*subscription{}}
 	if cfg.Transport == "tcp" {
 		u.transport = "TCP"
 	}
@@ -326,7 +325,11 @@ func (u *Upstream) registerFor(parent context.Context, expires time.Duration) er
 func manscdpKeepalive(u *Upstream) []byte { return keepaliveBody(u.sn.Add(1), u.cfg.DeviceID) }
 
 // message sends a MANSCDP MESSAGE to the upper platform and waits for its final response.
-func (u *Upstream) message(body []byte) (*sip.Response, error) {
+func (u *Upstream) message(body []byte) (*sip.Response, error) { return u.messageIn("", body) }
+
+// messageIn sends a MESSAGE with Call-ID callID ("": a new one), e.g. a playback's
+// MediaStatus in its INVITE's Call-ID.
+func (u *Upstream) messageIn(callID string, body []byte) (*sip.Response, error) {
 	req := sip.NewRequest(sip.MESSAGE, sip.Uri{Scheme: "sip", User: u.cfg.ServerID, Host: u.cfg.Domain})
 	req.SetDestination(u.cfg.Address)
 	req.SetTransport(u.transport)
@@ -334,6 +337,10 @@ func (u *Upstream) message(body []byte) (*sip.Response, error) {
 	from.Params.Add("tag", sip.GenerateTagN(16))
 	req.AppendHeader(from)
 	req.AppendHeader(&sip.ToHeader{Address: sip.Uri{Scheme: "sip", User: u.cfg.ServerID, Host: u.cfg.Domain}})
+	if callID != "" {
+		cid := sip.CallIDHeader(callID)
+		req.AppendHeader(&cid)
+	}
 	req.AppendHeader(sip.NewHeader("Content-Type", "Application/MANSCDP+xml"))
 	req.SetBody(body)
 	ctx, cancel := context.WithTimeout(u.ctx, requestTimeout)

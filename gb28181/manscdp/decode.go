@@ -119,6 +119,12 @@ func decodeBody(d *xml.Decoder, m *Message, depth *int) error {
 				}
 				continue
 			}
+			if t.Name.Local == "Info" {
+				if err := decodeInfo(d, &m.AlarmInfo, 2); err != nil {
+					return err
+				}
+				continue
+			}
 			var v string
 			if err := decodeText(d, &v, 1); err != nil {
 				return err
@@ -208,6 +214,41 @@ func decodeItem(d *xml.Decoder, it *Item) error {
 	}
 }
 
+// decodeInfo reads an Alarm notification's Info (§A.2.5.5): AlarmType, and EventType inside
+// AlarmTypeParam; other elements are skipped.
+func decodeInfo(d *xml.Decoder, in *AlarmInfo, depth int) error {
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrSyntax, err)
+		}
+		switch t := tok.(type) {
+		case xml.EndElement:
+			return nil
+		case xml.Directive:
+			return ErrEntity
+		case xml.StartElement:
+			var err error
+			switch t.Name.Local {
+			case "AlarmTypeParam":
+				if depth >= MaxDepth {
+					return fmt.Errorf("%w: nesting deeper than %d", ErrTooLarge, MaxDepth)
+				}
+				err = decodeInfo(d, in, depth+1)
+			case "AlarmType":
+				err = decodeText(d, &in.AlarmType, depth)
+			case "EventType":
+				err = decodeText(d, &in.EventType, depth)
+			default:
+				err = decodeText(d, new(string), depth)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
 // decodeText reads the text of the element just started, skipping nested elements up to
 // MaxDepth.
 func decodeText(d *xml.Decoder, v *string, depth int) error {
@@ -278,6 +319,12 @@ func setField(m *Message, name, v string) {
 		m.AlarmTime = v
 	case "AlarmDescription":
 		m.AlarmDescription = v
+	case "StartTime":
+		m.StartTime = v
+	case "EndTime":
+		m.EndTime = v
+	case "Type":
+		m.Type = v
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/text/encoding/simplifiedchinese"
@@ -122,4 +124,30 @@ func AlarmNotify(sn int64, a Alarm) []byte {
 func Response(cmd string, sn int64, deviceID, result string) []byte {
 	return fmt.Appendf(nil, xmlHead+"<Response>\r\n<CmdType>%s</CmdType>\r\n<SN>%d</SN>\r\n<DeviceID>%s</DeviceID>\r\n<Result>%s</Result>\r\n</Response>\r\n",
 		escape(cmd), sn, escape(deviceID), escape(result))
+}
+
+// maxAlarmDescription bounds a forwarded alarm's description, in bytes.
+const maxAlarmDescription = 256
+
+// DeviceAlarm returns the Alarm of a device's Alarm notification m (GB/T 28181-2016
+// §A.2.5.5) as received, to forward: its channel, priority, method, type and event type, time (local,
+// as devices write it; now when missing or unreadable) and description (256 bytes at most). Numbers that are
+// not digits are 0; ok false when the priority or method is outside 1…4 / 1…7.
+func DeviceAlarm(m *Message, now time.Time) (a Alarm, ok bool) {
+	num := func(s string) int {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 0 {
+			return 0
+		}
+		return n
+	}
+	a = Alarm{DeviceID: m.DeviceID, Priority: num(m.AlarmPriority), Method: num(m.AlarmMethod),
+		Type: num(m.AlarmInfo.AlarmType), EventType: num(m.AlarmInfo.EventType), Time: now, Description: m.AlarmDescription}
+	if t, err := time.ParseInLocation(alarmTimeLayout, strings.TrimSpace(m.AlarmTime), time.Local); err == nil {
+		a.Time = t
+	}
+	if len(a.Description) > maxAlarmDescription { // a character cut in two is left out
+		a.Description = strings.ToValidUTF8(a.Description[:maxAlarmDescription], "")
+	}
+	return a, a.Priority >= 1 && a.Priority <= 4 && a.Method >= 1 && a.Method <= 7
 }

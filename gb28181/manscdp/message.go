@@ -61,6 +61,21 @@ type Message struct {
 	AlarmPriority    string `xml:"AlarmPriority"`
 	AlarmTime        string `xml:"AlarmTime"`
 	AlarmDescription string `xml:"AlarmDescription"`
+	// AlarmInfo is an alarm notification's Info: its AlarmType (§A.2.5.5; per method, e.g.
+	// video 2 motion) and AlarmTypeParam/EventType ("": none).
+	AlarmInfo AlarmInfo `xml:"Info"`
+	// A RecordInfo query's range and Type (§A.2.4.5): times as written
+	// ("2006-01-02T15:04:05", local), Type time, alarm, manual or all ("": all).
+	StartTime string `xml:"StartTime"`
+	EndTime   string `xml:"EndTime"`
+	Type      string `xml:"Type"`
+}
+
+// AlarmInfo is the Info element of an Alarm notification (GB/T 28181-2016 §A.2.5.5).
+// Both are kept as written (digits) so that a malformed one spoils only itself.
+type AlarmInfo struct {
+	AlarmType string `xml:"AlarmType"`
+	EventType string `xml:"AlarmTypeParam>EventType"`
 }
 
 // WantsAlarm reports whether an alarm subscription with m's filter wants an alarm of priority

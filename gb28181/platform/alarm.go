@@ -39,13 +39,16 @@ func (s *Server) alarmedLocked(id string, m *manscdp.Message) []string {
 	return ids
 }
 
-// alarm wakes the streams an Alarm notification concerns (Waker), counting them, and answers
+// alarm wakes the streams an Alarm notification concerns (Waker), counting them, hands it to
+// Forward with them, and answers
 // the device with an Alarm Response (§9.4.2) after its 200.
 func (s *Server) alarm(id string, m *manscdp.Message, streams []string) {
 	s.Counters.Alarms.Add(1)
 	if len(streams) == 0 {
 		s.Counters.AlarmUnmatched.Add(1)
 		s.limited.log("alarm_unmatched", "alarm for a channel no stream plays", "device", id, "channel", m.DeviceID)
+	} else if s.Forward != nil {
+		s.Forward(streams, m)
 	}
 	for _, st := range streams {
 		if s.Waker == nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/emiago/sipgo/sip"
 
 	"github.com/vinfer/vinfer/config"
+	"github.com/vinfer/vinfer/gb28181/manscdp"
 	"github.com/vinfer/vinfer/gb28181/sdp"
 	"github.com/vinfer/vinfer/internal/defs"
 	"github.com/vinfer/vinfer/source"
@@ -47,6 +48,10 @@ type Server struct {
 	// Waker wakes the activity-gated streams an Alarm notification concerns (the app); nil:
 	// alarms are counted, not acted on.
 	Waker defs.Waker
+	// Forward receives each registered device's Alarm notification with the streams it
+	// concerns (at least one), e.g. for the upper platforms (gb28181/cascade); nil: none. It
+	// must not block.
+	Forward func(streams []string, m *manscdp.Message)
 
 	ua       *sipgo.UserAgent
 	srv      *sipgo.Server

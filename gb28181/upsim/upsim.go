@@ -446,6 +446,17 @@ func (u *Upper) Query(cmd, device string) (*Msg, string) {
 	return m, sn
 }
 
+// RecordInfo asks channel's recordings in [start, end] ("2006-01-02T15:04:05") of type typ
+// (§A.2.4.5: time, alarm, manual, all) and returns the MESSAGE's response and the SN to wait
+// for.
+func (u *Upper) RecordInfo(channel, start, end, typ string) (*Msg, string) {
+	sn := strconv.Itoa(rand.IntN(1e6))
+	body := fmt.Sprintf("<?xml version=\"1.0\" encoding=\"GB2312\"?>\r\n<Query>\r\n<CmdType>RecordInfo</CmdType>\r\n<SN>%s</SN>\r\n<DeviceID>%s</DeviceID>\r\n<StartTime>%s</StartTime>\r\n<EndTime>%s</EndTime>\r\n<Secrecy>0</Secrecy>\r\n<Type>%s</Type>\r\n</Query>\r\n",
+		sn, channel, start, end, typ)
+	m, _ := u.Request("MESSAGE", u.Lower(), "", "", nil, "Application/MANSCDP+xml", []byte(body))
+	return m, sn
+}
+
 // Messages returns the MESSAGE and NOTIFY requests received (keepalives aside) for which
 // keep returns true.
 func (u *Upper) Messages(keep func(*Msg) bool) []*Msg {
@@ -485,15 +496,30 @@ func (u *Upper) SubscribeAlarms(device string, expires int, method, callID, toTa
 // Invite INVITEs channel for a live view (§9.2.2.1, the standard's example SDP) with media to
 // rx, and ACKs a 200; it returns the response and the Call-ID.
 func (u *Upper) Invite(channel string, rx *Receiver, ssrc string) (*Msg, string) {
-	proto, setup := "RTP/AVP", ""
+	return u.invite(channel, rx, ssrc, "Play", "0 0", "")
+}
+
+// Playback INVITEs channel for the recording of [start, end] (Unix seconds, §9.8, Annex C:
+// s=Playback, u=channel:0) with media to rx, or for its download at speed (s=Download,
+// a=downloadspeed) when speed > 0, and ACKs a 200; it returns the response and the Call-ID.
+func (u *Upper) Playback(channel string, rx *Receiver, ssrc string, start, end int64, speed int) (*Msg, string) {
+	name, extra := "Playback", ""
+	if speed > 0 {
+		name, extra = "Download", fmt.Sprintf("a=downloadspeed:%d\r\n", speed)
+	}
+	return u.invite(channel, rx, ssrc, name+"\r\nu="+channel+":0", fmt.Sprintf("%d %d", start, end), extra)
+}
+
+func (u *Upper) invite(channel string, rx *Receiver, ssrc, name, times, extra string) (*Msg, string) {
+	proto, setup := "RTP/AVP", extra
 	switch rx.Mode {
 	case "tcp-passive":
-		proto, setup = "TCP/RTP/AVP", "a=setup:passive\r\na=connection:new\r\n"
+		proto, setup = "TCP/RTP/AVP", extra+"a=setup:passive\r\na=connection:new\r\n"
 	case "tcp-active":
-		proto, setup = "TCP/RTP/AVP", "a=setup:active\r\na=connection:new\r\n"
+		proto, setup = "TCP/RTP/AVP", extra+"a=setup:active\r\na=connection:new\r\n"
 	}
-	sdp := fmt.Sprintf("v=0\r\no=%s 0 0 IN IP4 127.0.0.1\r\ns=Play\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=video %d %s 96 98 97\r\na=recvonly\r\na=rtpmap:96 PS/90000\r\na=rtpmap:98 H264/90000\r\na=rtpmap:97 MPEG4/90000\r\n%sy=%s\r\n",
-		u.ID, rx.Port(), proto, setup, ssrc)
+	sdp := fmt.Sprintf("v=0\r\no=%s 0 0 IN IP4 127.0.0.1\r\ns=%s\r\nc=IN IP4 127.0.0.1\r\nt=%s\r\nm=video %d %s 96 98 97\r\na=recvonly\r\na=rtpmap:96 PS/90000\r\na=rtpmap:98 H264/90000\r\na=rtpmap:97 MPEG4/90000\r\n%sy=%s\r\n",
+		u.ID, name, times, rx.Port(), proto, setup, ssrc)
 	subject := fmt.Sprintf("Subject: %s:%s,%s:0", channel, ssrc, u.ID)
 	m, callID := u.Request("INVITE", channel, "", "", []string{subject}, "APPLICATION/SDP", []byte(sdp))
 	if m.Status() == 200 {

@@ -19,6 +19,7 @@ type GB28181Upstream struct {
 	Sessions int `json:"sessions"`
 	// Counters: registrations, refused (wrong password or device ID), register_errors,
 	// keepalives, keepalive_failures, queries, forbidden, invites, byes, alarms_sent,
-	// alarms_dropped, alarms_filtered, subscriptions, media_dropped.
+	// alarms_dropped, alarms_filtered, subscriptions, media_dropped, playbacks,
+	// playbacks_ended.
 	Counters map[string]uint64 `json:"counters"`
 }
