@@ -135,6 +135,9 @@ type Server struct {
 	closed  error
 	creds   []*credential // Token and Tokens; none: no token check
 	routed  []string      // patterns registered behind the token check (TestRouteScopes)
+
+	// evHeldBy remembers which node holds an event (api/evidence_cluster.go).
+	evHeldBy heldBy
 }
 
 // Start validates the configuration, starts listening and serves in the background. Errors
