@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -182,4 +183,24 @@ func TestEvidenceCluster(t *testing.T) {
 	if code, body := get("/api/evidence/not-an-id/clip.mp4", ""); code != 400 {
 		t.Errorf("a bad id: %d %s", code, body)
 	}
+}
+
+// TestEvidenceClusterPeerDown: a node that does not answer is named under "errors" of the
+// merged list, which still has this node's events; an id this node does not hold is a 404.
+func TestEvidenceClusterPeerDown(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	self := startWith(t, "", nil, func(s *api.Server) {
+		s.Evidence = newMemEvidence(t, defs.EvidenceItem{ID: evID(2), Stream: "cam2"})
+		s.Cluster = &fakeCluster{streams: map[string]config.Stream{"cam1": {ID: "cam1", Model: "yolox"}}, otherURL: down.URL}
+	})
+	var p struct {
+		Items  []struct{ ID, Node string }
+		Errors map[string]string
+	}
+	self.want("GET", "/api/evidence?stream=cam2", "", 200, &p)
+	if len(p.Items) != 1 || p.Items[0].ID != evID(2) || p.Items[0].Node != "self" || p.Errors["other"] == "" {
+		t.Fatalf("with the other node down: %+v", p)
+	}
+	self.want("GET", "/api/evidence/"+evID(3)+"/snapshot.jpg?boxes=1", "", 404, nil)
 }
