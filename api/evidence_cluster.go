@@ -165,10 +165,10 @@ type evidencePage struct {
 // ULID), at most limit items. The next cursor is the last item's id when any node has more.
 func (s *Server) clusterEvidence(w http.ResponseWriter, r *http.Request, q url.Values, limit int, local []map[string]json.RawMessage, next string) {
 	v := s.Cluster.ClusterView()
-	var peers []evidencePage
+	var peers []defs.ClusterNode
 	for _, n := range v.Nodes {
 		if n.Live && n.Name != v.Self && n.URL != "" {
-			peers = append(peers, evidencePage{node: n.Name, next: n.URL})
+			peers = append(peers, n)
 		}
 	}
 	pq := url.Values{}
@@ -179,7 +179,7 @@ func (s *Server) clusterEvidence(w http.ResponseWriter, r *http.Request, q url.V
 	}
 	pages := make(chan evidencePage, len(peers))
 	for _, p := range peers {
-		go func() { pages <- s.peerEvidence(r, p.node, p.next, "/api/evidence?"+pq.Encode(), v.Self) }()
+		go func() { pages <- s.peerEvidence(r, p.Name, p.URL, "/api/evidence?"+pq.Encode(), v.Self) }()
 	}
 	var all []map[string]json.RawMessage
 	more := next != ""
