@@ -57,6 +57,12 @@ func evidencePage(t *testing.T, viaCluster bool) {
 		return document.querySelector('.tl-row[data-stream="office"] .tl-mark[data-id="' + id + '"]') ? id : '';
 	})()`, 150*time.Second)
 	t.Logf("event %s shown with its snapshot", id)
+	if viaCluster { // the card names the node that holds the event
+		node := poll[string](t, ctx, "evidence-node", `document.querySelector('.ev-card[data-id="`+id+`"]').dataset.node`, time.Minute)
+		if node != "other" {
+			t.Errorf("the card names node %q, want other", node)
+		}
+	}
 
 	// Play its clip.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.ev-card[data-id="`+id+`"]`))); err != nil {
