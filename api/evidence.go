@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -23,15 +24,15 @@ import (
 // and the same as GET /api/events?…&limit= (or Accept: application/json) and /api/events/{id}….
 func (s *Server) evidenceRoutes(mux *http.ServeMux, api func(string, http.HandlerFunc)) {
 	api("/api/evidence", methods{"GET": s.listEvidence}.serve)
-	api("/api/evidence/{id}", methods{"GET": s.getEvidence}.serve)
-	api("/api/evidence/{id}/clip.mp4", methods{"GET": s.evidenceClip}.serve)
-	api("/api/evidence/{id}/snapshot.jpg", methods{"GET": s.evidenceSnapshot}.serve)
-	api("/api/evidence/{id}/frame.jpg", methods{"GET": s.evidenceFrame}.serve)
+	api("/api/evidence/{id}", methods{"GET": s.evidenceHeld(s.getEvidence)}.serve)
+	api("/api/evidence/{id}/clip.mp4", methods{"GET": s.evidenceHeld(s.evidenceClip)}.serve)
+	api("/api/evidence/{id}/snapshot.jpg", methods{"GET": s.evidenceHeld(s.evidenceSnapshot)}.serve)
+	api("/api/evidence/{id}/frame.jpg", methods{"GET": s.evidenceHeld(s.evidenceFrame)}.serve)
 	// The same under /api/events, whose list shares its path with the live stream (recordedOr).
-	api("/api/events/{id}", methods{"GET": s.getEvidence}.serve)
-	api("/api/events/{id}/clip.mp4", methods{"GET": s.evidenceClip}.serve)
-	api("/api/events/{id}/snapshot.jpg", methods{"GET": s.evidenceSnapshot}.serve)
-	api("/api/events/{id}/frame.jpg", methods{"GET": s.evidenceFrame}.serve)
+	api("/api/events/{id}", methods{"GET": s.evidenceHeld(s.getEvidence)}.serve)
+	api("/api/events/{id}/clip.mp4", methods{"GET": s.evidenceHeld(s.evidenceClip)}.serve)
+	api("/api/events/{id}/snapshot.jpg", methods{"GET": s.evidenceHeld(s.evidenceSnapshot)}.serve)
+	api("/api/events/{id}/frame.jpg", methods{"GET": s.evidenceHeld(s.evidenceFrame)}.serve)
 }
 
 // recordedOr serves GET /api/events as the recorded events' list (as GET /api/evidence) when
@@ -87,7 +88,8 @@ func timeParam(v string) (time.Time, error) {
 }
 
 func (s *Server) listEvidence(w http.ResponseWriter, r *http.Request) {
-	if s.evidenceOff(w) {
+	merge := s.Cluster != nil && r.Header.Get(forwardedHeader) == ""
+	if !merge && s.evidenceOff(w) {
 		return
 	}
 	q := r.URL.Query()
@@ -112,13 +114,29 @@ func (s *Server) listEvidence(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "cursor %q: the zero event id is no cursor (omit it for the first page)", eq.Cursor)
 		return
 	}
-	items, next, err := s.Evidence.EvidenceList(eq)
-	if err != nil {
-		s.evidenceError(w, err)
-		return
+	var items []defs.EvidenceItem
+	var next string
+	if s.Evidence != nil {
+		if items, next, err = s.Evidence.EvidenceList(eq); err != nil {
+			s.evidenceError(w, err)
+			return
+		}
 	}
 	for i := range items {
 		s.evidenceURLs(&items[i])
+	}
+	if merge { // api/evidence_cluster.go
+		local := make([]map[string]json.RawMessage, 0, len(items))
+		for _, it := range items {
+			b, _ := json.Marshal(it)
+			var m map[string]json.RawMessage
+			if json.Unmarshal(b, &m) == nil {
+				local = append(local, m)
+			}
+		}
+		q.Set("limit", strconv.Itoa(limit))
+		s.clusterEvidence(w, r, q, limit, local, next)
+		return
 	}
 	out := map[string]any{"items": items, "next": next}
 	if next != "" {

@@ -136,6 +136,9 @@ type Server struct {
 	creds   []*credential // Token and Tokens; none: no token check
 	routed  []string      // patterns registered behind the token check (TestRouteScopes)
 	exports exportSlots   // recording and results exports being answered (api/exports.go)
+
+	// evHeldBy remembers which node holds an event (api/evidence_cluster.go).
+	evHeldBy heldBy
 }
 
 // Start validates the configuration, starts listening and serves in the background. Errors

@@ -17,7 +17,13 @@ import (
 // with its best-frame snapshot loaded as a thumbnail (768×432, through ?access_token=) and a
 // mark on the stream's timeline; a click plays the clip in the page's video element, which
 // loads it from /api/evidence (readyState ≥ 2, duration > 0) and whose currentTime advances.
-func TestWebEvidence(t *testing.T) {
+func TestWebEvidence(t *testing.T) { evidencePage(t, false) }
+
+// TestWebEvidenceCluster: the same through a cluster node that does not run the stream nor
+// record evidence: the list, the snapshot (?boxes=1) and the clip come from the owner.
+func TestWebEvidenceCluster(t *testing.T) { evidencePage(t, true) }
+
+func evidencePage(t *testing.T, viaCluster bool) {
 	const token = "s3cret-evidence"
 	ctx := browser(t, 5*time.Minute)
 	e := startWith(t, token, func(c *config.Config) {
@@ -26,11 +32,16 @@ func TestWebEvidence(t *testing.T) {
 	}, func(s *api.Server) { s.Evidence = s.App.(*app.App).Evidence() })
 	e.want("POST", "/api/streams", fmt.Sprintf(`{"id":"office","source":%q,"lines":[%s]}`,
 		asset(t, "videos/one-by-one-person-detection.mp4"), sceneLine), 201, nil)
+	page := e.url
+	if viaCluster {
+		fc := &fakeCluster{streams: map[string]config.Stream{"office": {ID: "office", Model: "yolox"}}, otherURL: e.url}
+		page = startWith(t, token, nil, func(s *api.Server) { s.Cluster = fc }).url
+	}
 	if err := chromedp.Do(ctx,
 		watchCSP(),
-		chromedp.Navigate(e.url+"/evidence.html"), // the token first: the live page would ask for it
+		chromedp.Navigate(page+"/evidence.html"), // the token first: the live page would ask for it
 		ignore(chromedp.Evaluate[bool](`localStorage.setItem('vinfer.token', '`+token+`'), true`)),
-		chromedp.Navigate(e.url+"/"),
+		chromedp.Navigate(page+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#nav-evidence`)),
 		chromedp.Click(chromedp.CSS(`#nav-evidence`)),
 		chromedp.WaitVisible(chromedp.CSS(`#ev-timeline`)),
@@ -46,6 +57,12 @@ func TestWebEvidence(t *testing.T) {
 		return document.querySelector('.tl-row[data-stream="office"] .tl-mark[data-id="' + id + '"]') ? id : '';
 	})()`, 150*time.Second)
 	t.Logf("event %s shown with its snapshot", id)
+	if viaCluster { // the card names the node that holds the event
+		node := poll[string](t, ctx, "evidence-node", `document.querySelector('.ev-card[data-id="`+id+`"]').dataset.node`, time.Minute)
+		if node != "other" {
+			t.Errorf("the card names node %q, want other", node)
+		}
+	}
 
 	// Play its clip.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.ev-card[data-id="`+id+`"]`))); err != nil {
@@ -75,6 +92,10 @@ func TestWebEvidence(t *testing.T) {
 	if hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.querySelector("#ev-video-empty")).display === "none"`)); err != nil || !hidden {
 		t.Errorf("the placeholder still covers the playing video (%v)", err)
 	}
-	shootFull(t, ctx, "web-evidence.png")
+	if viaCluster {
+		shootFull(t, ctx, "web-evidence-cluster.png")
+	} else {
+		shootFull(t, ctx, "web-evidence.png")
+	}
 	noCSPViolations(t, ctx)
 }

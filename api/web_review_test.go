@@ -42,7 +42,8 @@ type reviewFrame struct {
 func TestWebReview(t *testing.T) { reviewPage(t, false) }
 
 // TestWebReviewCluster: the same through a cluster node that does not run the stream: the
-// listing, the results and the segments' range requests are forwarded to the owner.
+// listing, the results and the segments' range requests are forwarded to the owner, and the
+// owner's events are marked on the timeline (the node's evidence list merges the nodes').
 func TestWebReviewCluster(t *testing.T) { reviewPage(t, true) }
 
 func reviewPage(t *testing.T, viaCluster bool) {
@@ -226,9 +227,9 @@ func reviewPage(t *testing.T, viaCluster bool) {
 	}
 	checkFrame("review-next", frames[pick+1])
 
-	// An event mark (the owner's evidence; not forwarded in a cluster): a click shows the
-	// event's frame, by its PTS.
-	if !viaCluster {
+	// An event mark (the owner's evidence, merged into the cluster node's list): a click shows
+	// the event's frame, by its PTS.
+	{
 		var ev struct {
 			Items []struct {
 				ID  string
@@ -253,6 +254,7 @@ func reviewPage(t *testing.T, viaCluster bool) {
 			}
 			checkFrame(fmt.Sprintf("review-prev%d", i+1), frames[pick-i])
 		}
+		poll[bool](t, ctx, "review-mark-shown", `!!document.querySelector('.rv-mark[data-id="`+it.ID+`"]')`, time.Minute)
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.rv-mark[data-id="`+it.ID+`"]`))); err != nil {
 			t.Fatal(err)
 		}

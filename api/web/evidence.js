@@ -138,6 +138,7 @@ function evFillCard(li, it) {
   li.dataset.state = it.clip ? it.clip.state : "none";
   li.dataset.stream = it.stream;
   li.dataset.type = it.type;
+  li.dataset.node = it.node || ""; // on a cluster node: the node that holds the event
   li.classList.toggle("sel", it.id === evState.selected);
   let thumb;
   if (it.has_snapshot && it.snapshot_url) {
@@ -167,7 +168,7 @@ function evFillCard(li, it) {
   const e = it.event || {};
   const l2 = document.createElement("div");
   l2.className = "l2";
-  l2.textContent = `${it.stream} · #${e.track_id ?? "?"} ${e.label || ""} · ${e.direction ? "→ " + e.direction : e.dwell != null ? "dwell " + e.dwell.toFixed(1) + " s" : "pts " + it.pts.toFixed(1) + " s"}`;
+  l2.textContent = `${it.stream}${it.node ? " @ " + it.node : ""} · #${e.track_id ?? "?"} ${e.label || ""} · ${e.direction ? "→ " + e.direction : e.dwell != null ? "dwell " + e.dwell.toFixed(1) + " s" : "pts " + it.pts.toFixed(1) + " s"}`;
   const l3 = document.createElement("div");
   l3.className = "l3";
   l3.textContent = evClipText(it);
