@@ -104,15 +104,23 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, http.StatusForbidden, "%v: origin %q (add it to output.allowed_origins)", ErrOrigin, o)
 		return false
 	}
-	if r.Method == http.MethodPost || r.Method == http.MethodPut {
-		// application/sdp: a WHEP offer (api/live.go); like JSON, not a type a page may send
-		// to another origin without asking (CORS preflight).
-		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" && mt != "application/sdp" {
-			writeError(w, http.StatusUnsupportedMediaType, "Content-Type %q: send %s requests as application/json (also without a body; application/sdp for a WHEP offer)", r.Header.Get("Content-Type"), r.Method)
-			return false
-		}
-	}
 	return true
+}
+
+// typed refuses a POST or PUT not declared application/json or application/sdp (a WHEP offer,
+// api/live.go) with 415: neither is a type a page may send to another origin without asking
+// (CORS preflight). It runs after authentication and the scope check, so a client that may not
+// call a route learns nothing of what it accepts.
+func typed(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost || r.Method == http.MethodPut {
+			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" && mt != "application/sdp" {
+				writeError(w, http.StatusUnsupportedMediaType, "Content-Type %q: send %s requests as application/json (also without a body; application/sdp for a WHEP offer)", r.Header.Get("Content-Type"), r.Method)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // changesState reports requests a page of another origin must not send: anything but GET, HEAD

@@ -253,12 +253,12 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	authed := func(pattern string, h http.Handler) {
 		s.routed = append(s.routed, pattern)
-		mux.Handle(pattern, s.authed(h))
+		mux.Handle(pattern, s.authed(typed(h)))
 	}
 	api := func(pattern string, h http.HandlerFunc) { authed(pattern, h) }
 
-	mux.HandleFunc("/healthz", s.healthz)
-	mux.HandleFunc("/readyz", s.readyz)
+	mux.Handle("/healthz", typed(http.HandlerFunc(s.healthz)))
+	mux.Handle("/readyz", typed(http.HandlerFunc(s.readyz)))
 	api("/api", s.index)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no API route %s %s: GET /api lists the routes", r.Method, r.URL.Path)
@@ -285,7 +285,7 @@ func (s *Server) routes() http.Handler {
 	s.liveRoutes(api)
 	authed("/metrics", s.Metrics.Handler())
 	debugRoutes(authed)
-	mux.Handle("/", webHandler())
+	mux.Handle("/", typed(webHandler()))
 	return securityHeaders(s.account(s.guard.guarded(s.deadlines(mux))))
 }
 

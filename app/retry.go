@@ -40,6 +40,16 @@ type failedStreams struct {
 	flight  sync.WaitGroup // attempts running
 }
 
+// RetryError is StartStream's error for a source that could not be opened and is tried
+// again In from now; Err is the attempt's error.
+type RetryError struct {
+	Err error
+	In  time.Duration
+}
+
+func (e *RetryError) Error() string { return fmt.Sprintf("%v (retrying in %s)", e.Err, e.In) }
+func (e *RetryError) Unwrap() error { return e.Err }
+
 // StartStream is AddStream for a configured stream that must not vanish when it cannot start:
 // a stream whose source cannot be opened (a port in use, a camera offline, a file missing)
 // stays listed as failed, with its reason, and is tried again after sources.retry.initial,
@@ -66,7 +76,7 @@ func (a *App) StartStream(s config.Stream) error {
 		initial, most := a.Config.Sources.Backoff()
 		fs.retry = &defs.Retry{Initial: initial, Max: most}
 		a.scheduleRetry(fs)
-		return fmt.Errorf("%w (retrying in %s)", err, initial)
+		return &RetryError{Err: err, In: initial}
 	}
 	return err
 }

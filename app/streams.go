@@ -49,7 +49,7 @@ func (a *App) streamInfo(st *pipeline.StreamStatus) defs.StreamInfo {
 
 func streamInfo(st *pipeline.StreamStatus) defs.StreamInfo {
 	si := defs.StreamInfo{Decl: st.Decl, Live: st.Live, Err: st.Err, Started: st.Started,
-		Elapsed: st.Stats.Elapsed(), Ended: st.Ended, Queue: st.Queue, Counters: st.Stats.Counters(),
+		Elapsed: st.Stats.Elapsed(), Ended: st.Ended, Stopped: st.Stopped, Queue: st.Queue, Counters: st.Stats.Counters(),
 		Classes: st.Stats.PerClass(), Device: st.Device, Activity: st.Activity}
 	if st.Pool != nil {
 		ps := st.Pool.Stats()

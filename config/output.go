@@ -158,6 +158,9 @@ func (s Sink) decodeNode(v any) error {
 	if err == nil {
 		return nil
 	}
+	if field, at, lerr, ok := s.leafError(kept, v); ok && at != nil {
+		return fmt.Errorf("sink %s: %s (line %d, column %d): %w", s.Type, s.path(field), at.Line, at.Column, lerr)
+	}
 	var ye yaml.Error
 	if !errors.As(err, &ye) || ye.GetToken() == nil {
 		return fmt.Errorf("sink %s: %s: %w", s.Type, s.path(""), err)

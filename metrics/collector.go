@@ -247,7 +247,7 @@ func collectSink(si defs.SinkInfo, counter, gauge func(*prometheus.Desc, float64
 }
 
 // streamStates are the values of vinfer_stream_state's state label.
-var streamStates = [...]string{live.StateConnecting, live.StateWaitingKeyframe, live.StateRunning, live.StateStalled, live.StateFailed, "ended", "degraded"}
+var streamStates = [...]string{live.StateConnecting, live.StateWaitingKeyframe, live.StateRunning, live.StateStalled, live.StateFailed, "ended", "stopped", "degraded"}
 
 // streamState is a stream's state: its live source's health, or for a file starting
 // (connecting), running, ended or failed.
@@ -257,6 +257,8 @@ func streamState(s *defs.StreamInfo) string {
 		return live.StateFailed
 	case st == defs.StateEnded:
 		return "ended"
+	case st == defs.StateStopped:
+		return "stopped"
 	case st == defs.StateDegraded:
 		return "degraded"
 	case s.Source != nil && s.Source.State != "":

@@ -513,10 +513,12 @@ type StreamStatus struct {
 	ID    string
 	Model string
 	// Decl is the stream as declared; Device the GPU of its frames (−1: host memory).
-	Decl    config.Stream
-	Device  int
-	Live    bool
-	Ended   bool
+	Decl   config.Stream
+	Device int
+	Live   bool
+	Ended  bool
+	// Stopped: it ended because it was stopped, before its source's end.
+	Stopped bool
 	Err     error
 	Queue   int
 	Stats   *StreamStats
@@ -555,7 +557,7 @@ func (p *Pipeline) Streams() []StreamStatus {
 			act = &a
 		}
 		out = append(out, StreamStatus{Activity: act, Scene: scene, ID: id, Model: st.cfg.Model, Decl: decl, Device: dev, Live: st.cfg.Source.Live(),
-			Ended: st.ended.Load(), Err: st.err, Queue: st.q.len(), Stats: st.stats, Started: st.stats.started,
+			Ended: st.ended.Load(), Stopped: st.stopped.Load(), Err: st.err, Queue: st.q.len(), Stats: st.stats, Started: st.stats.started,
 			Source: st.cfg.Source, Pool: st.pool.Load()})
 	}
 	return out

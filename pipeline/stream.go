@@ -102,6 +102,8 @@ type stream struct {
 	torn   chan struct{} // closed once finish released the decoder, its frames and the source
 	err    error
 	ended  atomic.Bool
+	// stopped: the stream was stopped (the pipeline stopping, or removed) before its end.
+	stopped atomic.Bool
 
 	nextAt   time.Time   // fps cap: earliest wall-clock time of the next inferred frame
 	capTimer *time.Timer // fps cap: a blocking stream's wait
@@ -144,6 +146,9 @@ func (s *stream) run(ctx context.Context) {
 		s.p.log("stream %s: %v", s.cfg.ID, err)
 	}
 	s.stats.endedAt.Store(time.Now().UnixNano())
+	if s.err == nil && ctx.Err() != nil {
+		s.stopped.Store(true)
+	}
 	s.ended.Store(true)
 }
 

@@ -73,5 +73,6 @@ func Open(decl config.Sink, env Env) (Sink, error) {
 	if env.Log == nil {
 		env.Log = slog.Default()
 	}
-	return k.Open(decl, env)
+	s, err := k.Open(decl, env)
+	return s, decl.Locate(err)
 }

@@ -956,7 +956,7 @@ function renderActivity(el, a) {
 
 function stateClass(st) {
   return { running: "ok", starting: "warn", connecting: "warn", waiting_keyframe: "warn", stalled: "bad",
-    degraded: "warn", failed: "bad", ended: "idle" }[st] || "";
+    degraded: "warn", failed: "bad", ended: "idle", stopped: "idle" }[st] || "";
 }
 
 // health is what a stream's dot and state say: a live source's own health (connecting,

@@ -150,7 +150,12 @@ func runCmd(args []string) error {
 		return errors.New("the configuration has no streams: add some under streams:, or pass --http ADDR to add them through the API")
 	}
 	if len(errs) == len(cfg.Streams) && len(errs) > 0 && !serve && !hasLive(a) { // a live one is retried
-		a.Stop()
+		a.Stop() // nothing else can make progress: no retry is promised
+		for i, err := range errs {
+			if re := (*app.RetryError)(nil); errors.As(err, &re) {
+				errs[i] = fmt.Errorf("%w (given up: with no API and no live source nothing else can run; pass --http ADDR to keep trying)", re.Err)
+			}
+		}
 		return errors.Join(errs...)
 	}
 	for _, err := range errs {

@@ -91,12 +91,13 @@ const (
 	StateRunning  StreamState = "running"
 	StateDegraded StreamState = "degraded" // running, but inference drops too many frames
 	StateEnded    StreamState = "ended"    // a file finished
+	StateStopped  StreamState = "stopped"  // stopped (vinfer stopping) before its source's end
 	StateFailed   StreamState = "failed"   // stopped by an error, or its source cannot be opened
 )
 
 // StreamStates lists every state, in life order.
 func StreamStates() []StreamState {
-	return []StreamState{StateStarting, StateRunning, StateDegraded, StateEnded, StateFailed}
+	return []StreamState{StateStarting, StateRunning, StateDegraded, StateEnded, StateStopped, StateFailed}
 }
 
 // Retry is the schedule of a stream whose source could not be opened: it is tried again with
@@ -133,6 +134,8 @@ type StreamInfo struct {
 	Started time.Time
 	Elapsed time.Duration
 	Ended   bool
+	// Stopped: it ended because vinfer stopped it (SIGINT), not at its source's end.
+	Stopped bool
 	// Queue is the number of frames waiting for inference.
 	Queue    int
 	Counters StreamCounters
@@ -159,6 +162,8 @@ func (s *StreamInfo) State() StreamState {
 	switch {
 	case s.Err != nil:
 		return StateFailed
+	case s.Ended && s.Stopped:
+		return StateStopped
 	case s.Ended:
 		return StateEnded
 	case s.Counters.AccessUnits == 0:

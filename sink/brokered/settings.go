@@ -121,6 +121,9 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // ErrName is returned for a sink name that is not 1–64 letters, digits, '.', '_' or '-'.
 var ErrName = errors.New("name must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 
+// ErrNegative is returned for a count, size or duration below zero.
+var ErrNegative = errors.New("must not be negative")
+
 // check validates s and fills defaults; typ is the sink's type.
 func (s *Settings) check(typ string) error {
 	if s.Name == "" {
@@ -129,9 +132,19 @@ func (s *Settings) check(typ string) error {
 	if !namePattern.MatchString(s.Name) {
 		return fmt.Errorf("name %q: %w", s.Name, ErrName)
 	}
-	if s.DetectionsEvery < 0 || s.MaxBatch < 0 || s.Outbox.MaxBytes < 0 || s.Outbox.MaxAge < 0 ||
-		s.Outbox.FsyncEvery < 0 || s.Timeout < 0 || s.MinBackoff < 0 || s.MaxBackoff < 0 || s.DrainTimeout < 0 {
-		return errors.New("detections_every, max_batch, outbox sizes and durations must not be negative")
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"detections_every", int64(s.DetectionsEvery)}, {"max_batch", int64(s.MaxBatch)},
+		{"outbox.max_bytes", s.Outbox.MaxBytes}, {"outbox.max_age", int64(s.Outbox.MaxAge)},
+		{"outbox.fsync_every", int64(s.Outbox.FsyncEvery)}, {"timeout", int64(s.Timeout)},
+		{"min_backoff", int64(s.MinBackoff)}, {"max_backoff", int64(s.MaxBackoff)},
+		{"drain_timeout", int64(s.DrainTimeout)},
+	} {
+		if f.v < 0 {
+			return &config.FieldError{Field: f.name, Err: ErrNegative}
+		}
 	}
 	if s.DetectionsEvery == 0 {
 		s.DetectionsEvery = 1

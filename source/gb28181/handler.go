@@ -55,6 +55,9 @@ type psDepacketizer struct {
 	spsSeen     []byte
 	infoMu      sync.Mutex
 	info        media.StreamInfo
+	// decodeOrder: a frame came without PES PTS, stamped by its RTP timestamp, which follows
+	// decoding order (Info: PTSInDecodeOrder, so that the decoder re-stamps B-frames); sticky.
+	decodeOrder bool
 	au          media.AccessUnit
 }
 
@@ -185,6 +188,11 @@ func (p *psDepacketizer) frame(f *ps.Frame) {
 	if u.Key {
 		p.updateInfo(f.Codec)
 	}
+	if !f.HasPTS && !p.decodeOrder { // before the first delivery: the pipeline's decoder is made then
+		p.infoMu.Lock()
+		p.decodeOrder = true
+		p.infoMu.Unlock()
+	}
 	if p.waitKey {
 		p.dts.Reset()
 	}
@@ -232,5 +240,7 @@ func (p *psDepacketizer) updateInfo(codec media.Codec) {
 func (p *psDepacketizer) Info() media.StreamInfo {
 	p.infoMu.Lock()
 	defer p.infoMu.Unlock()
-	return p.info
+	info := p.info
+	info.PTSInDecodeOrder = p.decodeOrder
+	return info
 }
