@@ -102,16 +102,22 @@ func TestAppServesVideoWithMetadata(t *testing.T) {
 
 	url, _ := base.ParseURL("rtsp://vms:vms-token-0123456789@" + addr + "/lot") // a scoped API token
 	tcp := gortsplib.ProtocolTCP
-	c := &gortsplib.Client{Scheme: url.Scheme, Host: url.Host, Protocol: &tcp}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	var c *gortsplib.Client
 	var desc *description.Session
 	testutil.Eventually(t, 60*time.Second, "the stream's path", func() bool {
-		desc, _, err = c.Describe(url)
-		return err == nil
+		// A client per attempt: one whose connection failed (a timeout on a loaded machine)
+		// answers every later request with that error.
+		c = &gortsplib.Client{Scheme: url.Scheme, Host: url.Host, Protocol: &tcp}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if desc, _, err = c.Describe(url); err != nil {
+			c.Close()
+			return false
+		}
+		return true
 	})
+	defer c.Close()
 	var h264 *format.H264
 	vm := desc.FindFormat(&h264)
 	var mm *description.Media
