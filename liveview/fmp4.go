@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h264"
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4/seekablebuffer"
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/mp4/codecs"
@@ -80,6 +81,7 @@ func nalus(c media.Codec, au []byte) (vps, sps, pps []byte, rest [][]byte) {
 // tier and level, ISO/IEC 14496-15 Annex E).
 func mimeType(c media.Codec, sps []byte) string {
 	if c == media.CodecH265 {
+		sps = h264.EmulationPreventionRemove(sps) // the same escaping in H.265 (§7.4.2)
 		if len(sps) < 15 {
 			return `video/mp4; codecs="hvc1.1.6.L93.B0"`
 		}

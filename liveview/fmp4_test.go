@@ -92,4 +92,10 @@ func TestMimeType(t *testing.T) {
 	if got := mimeType(media.CodecH265, sps); got != `video/mp4; codecs="hvc1.1.6.L93.B0"` {
 		t.Fatal(got)
 	}
+	// The bundled HEVC clip's SPS as coded: an emulation prevention byte (00 00 03) inside the
+	// constraint flags; Main, level 90 (3.0).
+	sps = []byte{0x42, 0x01, 0x01, 0x01, 0x60, 0x00, 0x00, 0x03, 0x00, 0x90, 0x00, 0x00, 0x03, 0x00, 0x00, 0x03, 0x00, 0x5a, 0xa0}
+	if got := mimeType(media.CodecH265, sps); got != `video/mp4; codecs="hvc1.1.6.L90.B0"` {
+		t.Fatal(got)
+	}
 }

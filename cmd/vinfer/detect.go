@@ -25,7 +25,7 @@ func detectCmd(args []string) error {
 	fs := flag.NewFlagSet("detect", flag.ContinueOnError)
 	modelPath := fs.String("model", "", "ONNX model (MODEL.yaml beside it, if present, sets family and preprocessing)")
 	input := fs.String("input", "", "image (JPEG, PNG, GIF) or video file (MP4, MKV, MPEG-TS)")
-	family := fs.String("family", "", "model family, when auto-detection cannot tell (yolox, fastestdet, ultraface, yolov5, yolov8, nanodet)")
+	family := fs.String("family", "", "model family, when auto-detection cannot tell (yolox, fastestdet, ultraface, yolov5, yolov8, nanodet, end2end, picodet; plate is never auto-detected)")
 	labels := fs.String("labels", "", `labels file (one name per line) or "coco80"`)
 	score := fs.Float64("score-threshold", -1, "minimum score 0…1 (negative: the family's default)")
 	threads := fs.Int("threads", 0, "ONNX Runtime intra-op threads (0: one per core)")
