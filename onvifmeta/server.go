@@ -260,7 +260,7 @@ func (s *Server) video(id string, au *media.AccessUnit) error {
 	if p.st == nil {
 		return nil
 	}
-	pkts, err := p.vp.packets(au)
+	pkts, err := p.vp.Packets(au)
 	if err != nil {
 		s.log.Debug("rtsp metadata: access unit not sent", "stream", id, "err", err)
 		return nil

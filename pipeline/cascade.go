@@ -296,21 +296,27 @@ func (c *cascadeRunner) runBatch(r Runner, batch []cropJob, frames map[*sink.Res
 		res := j.res
 		start := len(res.Secondary)
 		res.Secondary = dec.Decode(outs, b, j.tr, res.Secondary)
-		for k := start; k < len(res.Secondary); k++ {
-			s := &res.Secondary[k]
-			s.Box[0] += j.x
-			s.Box[1] += j.y
-			s.Box[2] += j.x
-			s.Box[3] += j.y
-			if s.HasCorners() {
-				for i := range s.Corners {
-					s.Corners[i][0] += j.x
-					s.Corners[i][1] += j.y
-				}
-			}
-		}
+		offsetDetections(res.Secondary[start:], j.x, j.y)
 		j.secFrom, j.secTo = start, len(res.Secondary)
 		res.AttachSecondary(j.parent, name)
 	}
 	return nil
+}
+
+// offsetDetections moves detections found in a crop by the crop's top-left corner (x, y),
+// pixels, into frame coordinates: boxes and, where present, corners.
+func offsetDetections(dets []detect.Detection, x, y float32) {
+	for k := range dets {
+		s := &dets[k]
+		s.Box[0] += x
+		s.Box[1] += y
+		s.Box[2] += x
+		s.Box[3] += y
+		if s.HasCorners() {
+			for i := range s.Corners {
+				s.Corners[i][0] += x
+				s.Corners[i][1] += y
+			}
+		}
+	}
 }

@@ -169,19 +169,7 @@ func (d *devCascade) runBatch(fr FrameRunner, ad attr.Decoder, batch []cropJob, 
 		res := j.res
 		start := len(res.Secondary)
 		res.Secondary = dec.Decode(outs, b, j.tr, res.Secondary)
-		for k := start; k < len(res.Secondary); k++ {
-			s := &res.Secondary[k]
-			s.Box[0] += j.x
-			s.Box[1] += j.y
-			s.Box[2] += j.x
-			s.Box[3] += j.y
-			if s.HasCorners() {
-				for c := range s.Corners {
-					s.Corners[c][0] += j.x
-					s.Corners[c][1] += j.y
-				}
-			}
-		}
+		offsetDetections(res.Secondary[start:], j.x, j.y)
 		res.AttachSecondary(j.parent, d.Model)
 	}
 	return nil

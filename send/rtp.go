@@ -13,7 +13,7 @@ import (
 	"github.com/bluenviron/gortsplib/v5/pkg/format/rtph265"
 	pionrtp "github.com/pion/rtp"
 
-	"github.com/vinfer/vinfer/internal/h26x"
+	"github.com/vinfer/vinfer/internal/h26xrtp"
 	"github.com/vinfer/vinfer/media"
 )
 
@@ -25,63 +25,31 @@ const payloadMax = 1400
 // timestamps 90 kHz from the PTS plus a random offset (RFC 3550 §5.1).
 type packetizer struct {
 	forma format.Format
-	h264  *rtph264.Encoder
-	h265  *rtph265.Encoder
-	ts0   uint32
-	nalus [][]byte
+	h26xrtp.Packetizer
 }
 
 func newPacketizer(c media.Codec, pt uint8, ssrc *uint32) (*packetizer, error) {
-	p := &packetizer{ts0: random32()}
+	p := &packetizer{}
+	p.TS0 = random32()
 	switch c {
 	case media.CodecH264:
 		p.forma = &format.H264{PayloadTyp: pt, PacketizationMode: 1}
-		p.h264 = &rtph264.Encoder{PayloadType: pt, SSRC: ssrc, PayloadMaxSize: payloadMax, PacketizationMode: 1}
-		return p, p.h264.Init()
+		p.H264 = &rtph264.Encoder{PayloadType: pt, SSRC: ssrc, PayloadMaxSize: payloadMax, PacketizationMode: 1}
+		return p, p.H264.Init()
 	case media.CodecH265:
 		p.forma = &format.H265{PayloadTyp: pt}
-		p.h265 = &rtph265.Encoder{PayloadType: pt, SSRC: ssrc, PayloadMaxSize: payloadMax}
-		return p, p.h265.Init()
+		p.H265 = &rtph265.Encoder{PayloadType: pt, SSRC: ssrc, PayloadMaxSize: payloadMax}
+		return p, p.H265.Init()
 	}
 	return nil, ErrCodec
 }
 
-// packets returns the RTP packets of au; the last carries the marker bit.
-func (p *packetizer) packets(au *media.AccessUnit) ([]*pionrtp.Packet, error) {
-	p.nalus = p.nalus[:0]
-	for rest := au.Data; len(rest) > 0; {
-		var n []byte
-		n, rest = h26x.NextNALU(rest)
-		if len(n) > 0 {
-			p.nalus = append(p.nalus, n)
-		}
-	}
-	if len(p.nalus) == 0 {
-		return nil, nil
-	}
-	var pkts []*pionrtp.Packet
-	var err error
-	if p.h264 != nil {
-		pkts, err = p.h264.Encode(p.nalus)
-	} else {
-		pkts, err = p.h265.Encode(p.nalus)
-	}
-	if err != nil {
-		return nil, err
-	}
-	ts := p.ts0 + ticks90k(au.PTS)
-	for _, k := range pkts {
-		k.Timestamp = ts
-	}
-	return pkts, nil
-}
-
 // ssrc returns the stream's SSRC (the encoder draws one when none was given).
 func (p *packetizer) ssrc() uint32 {
-	if p.h264 != nil {
-		return *p.h264.SSRC
+	if p.H264 != nil {
+		return *p.H264.SSRC
 	}
-	return *p.h265.SSRC
+	return *p.H265.SSRC
 }
 
 func random32() uint32 {
@@ -128,7 +96,7 @@ func newRTPTarget(u *url.URL, c media.Codec) (*rtpTarget, error) {
 	}
 	t := &rtpTarget{conn: conn, p: p}
 	if ra.Port < 65535 {
-		if t.rtcp, err = newReporter(&net.UDPAddr{IP: ra.IP, Port: ra.Port + 1, Zone: ra.Zone}, p.ssrc(), p.ts0); err != nil {
+		if t.rtcp, err = newReporter(&net.UDPAddr{IP: ra.IP, Port: ra.Port + 1, Zone: ra.Zone}, p.ssrc(), p.TS0); err != nil {
 			conn.Close()
 			return nil, err
 		}
@@ -137,7 +105,7 @@ func newRTPTarget(u *url.URL, c media.Codec) (*rtpTarget, error) {
 }
 
 func (t *rtpTarget) write(au *media.AccessUnit) error {
-	pkts, err := t.p.packets(au)
+	pkts, err := t.p.Packets(au)
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func (t *rtspPublisher) write(au *media.AccessUnit) error {
 			return nil
 		}
 	}
-	pkts, err := t.p.packets(au)
+	pkts, err := t.p.Packets(au)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (t *rtspServer) OnPlay(*gortsplib.ServerHandlerOnPlayCtx) (*base.Response, 
 }
 
 func (t *rtspServer) write(au *media.AccessUnit) error {
-	pkts, err := t.p.packets(au)
+	pkts, err := t.p.Packets(au)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,11 @@
 package cascade
 
 import (
-	"errors"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/vinfer/vinfer/gb28181/internal/accept"
 )
 
 // Limits of the SIP TCP listener an upper platform may connect to (RFC 3261 §18.3).
@@ -29,24 +30,11 @@ type tcpListener struct {
 }
 
 func (l *tcpListener) Accept() (net.Conn, error) {
-	var pause time.Duration
 	for {
-		c, err := l.Listener.Accept()
+		c, err := accept.Retry(l.Listener, l.done, nil)
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil, err
-			}
-			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-			t := time.NewTimer(pause)
-			select {
-			case <-t.C:
-			case <-l.done:
-				t.Stop()
-				return nil, net.ErrClosed
-			}
-			continue
+			return nil, err
 		}
-		pause = 0
 		host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
 		ip := net.ParseIP(host)
 		peer := ip != nil && ip.Equal(l.u.peerIP)

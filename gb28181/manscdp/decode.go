@@ -99,38 +99,50 @@ func Decode(b []byte) (*Message, error) {
 	return &m, nil
 }
 
+// nextChild returns the start of the next child element; ok is false at the parent's end
+// (err nil) or on an error: ErrSyntax for malformed XML, ErrEntity for a directive (DTD).
+func nextChild(d *xml.Decoder) (start xml.StartElement, ok bool, err error) {
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return start, false, fmt.Errorf("%w: %v", ErrSyntax, err)
+		}
+		switch t := tok.(type) {
+		case xml.EndElement:
+			return start, false, nil
+		case xml.Directive:
+			return start, false, ErrEntity
+		case xml.StartElement:
+			return t, true, nil
+		}
+	}
+}
+
 // decodeBody reads the root element's children into m, item by item so that the limits hold
 // while reading.
 func decodeBody(d *xml.Decoder, m *Message, depth *int) error {
 	for {
-		tok, err := d.Token()
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrSyntax, err)
+		t, ok, err := nextChild(d)
+		if !ok {
+			return err
 		}
-		switch t := tok.(type) {
-		case xml.EndElement:
-			return nil
-		case xml.Directive:
-			return ErrEntity
-		case xml.StartElement:
-			if t.Name.Local == "DeviceList" {
-				if err := decodeList(d, t, m); err != nil {
-					return err
-				}
-				continue
-			}
-			if t.Name.Local == "Info" {
-				if err := decodeInfo(d, &m.AlarmInfo, 2); err != nil {
-					return err
-				}
-				continue
-			}
-			var v string
-			if err := decodeText(d, &v, 1); err != nil {
+		if t.Name.Local == "DeviceList" {
+			if err := decodeList(d, t, m); err != nil {
 				return err
 			}
-			setField(m, t.Name.Local, strings.TrimSpace(v))
+			continue
 		}
+		if t.Name.Local == "Info" {
+			if err := decodeInfo(d, &m.AlarmInfo, 2); err != nil {
+				return err
+			}
+			continue
+		}
+		var v string
+		if err := decodeText(d, &v, 1); err != nil {
+			return err
+		}
+		setField(m, t.Name.Local, strings.TrimSpace(v))
 	}
 }
 
@@ -141,31 +153,24 @@ func decodeList(d *xml.Decoder, start xml.StartElement, m *Message) error {
 		}
 	}
 	for {
-		tok, err := d.Token()
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrSyntax, err)
+		t, ok, err := nextChild(d)
+		if !ok {
+			return err
 		}
-		switch t := tok.(type) {
-		case xml.EndElement:
-			return nil
-		case xml.Directive:
-			return ErrEntity
-		case xml.StartElement:
-			if t.Name.Local != "Item" {
-				if err := d.Skip(); err != nil {
-					return fmt.Errorf("%w: %v", ErrSyntax, err)
-				}
-				continue
+		if t.Name.Local != "Item" {
+			if err := d.Skip(); err != nil {
+				return fmt.Errorf("%w: %v", ErrSyntax, err)
 			}
-			if len(m.DeviceList.Items) >= MaxItems {
-				return fmt.Errorf("%w: more than %d catalog items", ErrTooLarge, MaxItems)
-			}
-			var it Item
-			if err := decodeItem(d, &it); err != nil {
-				return err
-			}
-			m.DeviceList.Items = append(m.DeviceList.Items, it)
+			continue
 		}
+		if len(m.DeviceList.Items) >= MaxItems {
+			return fmt.Errorf("%w: more than %d catalog items", ErrTooLarge, MaxItems)
+		}
+		var it Item
+		if err := decodeItem(d, &it); err != nil {
+			return err
+		}
+		m.DeviceList.Items = append(m.DeviceList.Items, it)
 	}
 }
 
@@ -218,33 +223,25 @@ func decodeItem(d *xml.Decoder, it *Item) error {
 // AlarmTypeParam; other elements are skipped.
 func decodeInfo(d *xml.Decoder, in *AlarmInfo, depth int) error {
 	for {
-		tok, err := d.Token()
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrSyntax, err)
+		t, ok, err := nextChild(d)
+		if !ok {
+			return err
 		}
-		switch t := tok.(type) {
-		case xml.EndElement:
-			return nil
-		case xml.Directive:
-			return ErrEntity
-		case xml.StartElement:
-			var err error
-			switch t.Name.Local {
-			case "AlarmTypeParam":
-				if depth >= MaxDepth {
-					return fmt.Errorf("%w: nesting deeper than %d", ErrTooLarge, MaxDepth)
-				}
-				err = decodeInfo(d, in, depth+1)
-			case "AlarmType":
-				err = decodeText(d, &in.AlarmType, depth)
-			case "EventType":
-				err = decodeText(d, &in.EventType, depth)
-			default:
-				err = decodeText(d, new(string), depth)
+		switch t.Name.Local {
+		case "AlarmTypeParam":
+			if depth >= MaxDepth {
+				return fmt.Errorf("%w: nesting deeper than %d", ErrTooLarge, MaxDepth)
 			}
-			if err != nil {
-				return err
-			}
+			err = decodeInfo(d, in, depth+1)
+		case "AlarmType":
+			err = decodeText(d, &in.AlarmType, depth)
+		case "EventType":
+			err = decodeText(d, &in.EventType, depth)
+		default:
+			err = decodeText(d, new(string), depth)
+		}
+		if err != nil {
+			return err
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/vinfer/vinfer/gb28181/internal/accept"
 )
 
 // maxSIPHeader bounds a SIP message's header on TCP; a longer one closes the connection.
@@ -34,26 +36,14 @@ type tcpListener struct {
 // listener's closing (out of descriptors: EMFILE, ENFILE; an aborted connection) is counted
 // and retried after a pause (5 ms, doubling up to 1 s): sipgo would stop serving TCP on it.
 func (l *tcpListener) Accept() (net.Conn, error) {
-	var pause time.Duration
 	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil, err
-			}
+		c, err := accept.Retry(l.Listener, l.done, func(err error) {
 			l.srv.Counters.TCPAcceptErrors.Add(1)
 			l.srv.limited.log("tcp_accept_error", "SIP TCP accept failed, retrying", "err", err)
-			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-			t := time.NewTimer(pause)
-			select {
-			case <-t.C:
-			case <-l.done:
-				t.Stop()
-				return nil, net.ErrClosed
-			}
-			continue
+		})
+		if err != nil {
+			return nil, err
 		}
-		pause = 0
 		host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
 		l.mu.Lock()
 		ok := l.total < l.maxConns && l.byHost[host] < l.maxPerHost

@@ -9,7 +9,6 @@ package upsim
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"crypto/md5"
 	"crypto/sha256"
@@ -26,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/text/encoding/simplifiedchinese"
+	"github.com/vinfer/vinfer/internal/testutil/sipmsg"
 )
 
 // Upper is an upper platform listening on loopback over one transport.
@@ -65,58 +64,7 @@ type Upper struct {
 }
 
 // Msg is a SIP message: its start line, header lines and body.
-type Msg struct {
-	Start string
-	Hdrs  []string
-	Body  []byte
-}
-
-// Get returns the first header named name (case-insensitive), "" when none.
-func (m *Msg) Get(name string) string {
-	for _, h := range m.Hdrs {
-		k, v, _ := strings.Cut(h, ":")
-		if strings.EqualFold(strings.TrimSpace(k), name) {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-// Status is a response's code (0 for a request or a timeout).
-func (m *Msg) Status() int {
-	f := strings.Fields(m.Start)
-	if len(f) < 2 || !strings.HasPrefix(m.Start, "SIP/2.0") {
-		return 0
-	}
-	n, _ := strconv.Atoi(f[1])
-	return n
-}
-
-// Method is a request's method.
-func (m *Msg) Method() string { return strings.Fields(m.Start)[0] }
-
-// Text is the body as UTF-8: decoded from GB18030 (a superset of GB2312 and GBK) unless it
-// declares UTF-8.
-func (m *Msg) Text() string {
-	if bytes.Contains(m.Body[:min(len(m.Body), 64)], []byte(`encoding="UTF-8"`)) {
-		return string(m.Body)
-	}
-	b, err := simplifiedchinese.GB18030.NewDecoder().Bytes(m.Body)
-	if err != nil {
-		return string(m.Body)
-	}
-	return string(b)
-}
-
-// Field returns the text of the first XML element name in the body ("" when none).
-func (m *Msg) Field(name string) string {
-	_, after, ok := bytes.Cut([]byte(m.Text()), []byte("<"+name+">"))
-	if !ok {
-		return ""
-	}
-	v, _, _ := bytes.Cut(after, []byte("</"+name+">"))
-	return string(v)
-}
+type Msg = sipmsg.Msg
 
 // New starts an upper platform with id and password on 127.0.0.1 over transport ("UDP" or
 // "TCP"); it stops at the test's end.
@@ -178,7 +126,7 @@ func (u *Upper) readUDP() {
 		if n <= 4 {
 			continue
 		}
-		u.handle(parse(buf[:n]), from, nil)
+		u.handle(sipmsg.Parse(buf[:n]), from, nil)
 	}
 }
 
@@ -197,41 +145,12 @@ func (u *Upper) readTCP(c net.Conn) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, 65536)
 	for {
-		var head bytes.Buffer
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			if strings.TrimSpace(line) == "" {
-				if head.Len() == 0 {
-					continue
-				}
-				break
-			}
-			head.WriteString(line)
-		}
-		n := 0
-		for _, l := range strings.Split(head.String(), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && (strings.EqualFold(strings.TrimSpace(k), "Content-Length") || strings.TrimSpace(k) == "l") {
-				n, _ = strconv.Atoi(strings.TrimSpace(v))
-			}
-		}
-		if n < 0 || n > 1<<20 {
+		raw, err := sipmsg.Read(r)
+		if err != nil {
 			return
 		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r, body); err != nil {
-			return
-		}
-		u.handle(parse(append(append(head.Bytes(), "\r\n"...), body...)), c.RemoteAddr(), c)
+		u.handle(sipmsg.Parse(raw), c.RemoteAddr(), c)
 	}
-}
-
-func parse(raw []byte) *Msg {
-	head, body, _ := bytes.Cut(raw, []byte("\r\n\r\n"))
-	lines := strings.Split(strings.ReplaceAll(string(head), "\r\n", "\n"), "\n")
-	return &Msg{Start: lines[0], Hdrs: lines[1:], Body: append([]byte(nil), body...)}
 }
 
 // send writes b to the lower platform (where it last spoke from), or to addr/conn.

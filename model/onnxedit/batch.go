@@ -111,25 +111,11 @@ type use struct {
 // n results of batch 1 is for the caller to check (vinfer runs both).
 func Rewrite(model []byte, opt Options) ([]byte, Report, error) {
 	var rep Report
-	m, err := parse(model)
-	if err != nil {
-		return nil, rep, fmt.Errorf("%w: %v", ErrNotONNX, err)
-	}
-	if _, ok := m.varint(modelIRVersion); !ok {
-		return nil, rep, notONNX("no ir_version")
-	}
-	gs := m.messages(modelGraph)
-	if len(gs) != 1 {
-		return nil, rep, notONNX("%d graphs, want 1", len(gs))
-	}
-	if len(m.messages(modelFunctions)) > 0 {
-		return nil, rep, unsupported("the model defines local functions")
-	}
-	opset, err := defaultOpset(m)
+	m, gb, opset, err := parseModel(model, unsupported)
 	if err != nil {
 		return nil, rep, err
 	}
-	g, err := parseGraph(gs[0])
+	g, err := parseGraph(gb)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -173,6 +159,31 @@ func Rewrite(model []byte, opt Options) ([]byte, Report, error) {
 	}
 	rep.ValueInfo = n
 	return m.withBytes(modelGraph, out).marshal(), rep, nil
+}
+
+// parseModel parses a ModelProto with an ir_version, one graph and no local functions, and
+// returns it with its GraphProto bytes and ai.onnx opset version. Errors wrap ErrNotONNX;
+// local functions give unsup's error (the caller's *UnsupportedError flavour).
+func parseModel(model []byte, unsup func(string, ...any) error) (m message, graph []byte, opset int64, err error) {
+	m, err = parse(model)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("%w: %v", ErrNotONNX, err)
+	}
+	if _, ok := m.varint(modelIRVersion); !ok {
+		return nil, nil, 0, notONNX("no ir_version")
+	}
+	gs := m.messages(modelGraph)
+	if len(gs) != 1 {
+		return nil, nil, 0, notONNX("%d graphs, want 1", len(gs))
+	}
+	if len(m.messages(modelFunctions)) > 0 {
+		return nil, nil, 0, unsup("the model defines local functions")
+	}
+	opset, err = defaultOpset(m)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return m, gs[0], opset, nil
 }
 
 // defaultOpset returns the model's ai.onnx opset version.

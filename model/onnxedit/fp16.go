@@ -31,28 +31,14 @@ import (
 // to convert gives an *UnsupportedError.
 func FP16(model []byte, opt FP16Options) ([]byte, FP16Report, error) {
 	var rep FP16Report
-	m, err := parse(model)
-	if err != nil {
-		return nil, rep, fmt.Errorf("%w: %v", ErrNotONNX, err)
-	}
-	if _, ok := m.varint(modelIRVersion); !ok {
-		return nil, rep, notONNX("no ir_version")
-	}
-	gs := m.messages(modelGraph)
-	if len(gs) != 1 {
-		return nil, rep, notONNX("%d graphs, want 1", len(gs))
-	}
-	if len(m.messages(modelFunctions)) > 0 {
-		return nil, rep, unsupported16("the model defines local functions")
-	}
-	opset, err := defaultOpset(m)
+	m, gb, opset, err := parseModel(model, unsupported16)
 	if err != nil {
 		return nil, rep, err
 	}
 	if opset < 6 {
 		return nil, rep, unsupported16("opset %d: Cast takes its type as a string before opset 6", opset)
 	}
-	g, err := parseGraph(gs[0])
+	g, err := parseGraph(gb)
 	if err != nil {
 		if ue, ok := err.(*UnsupportedError); ok {
 			ue.What = fp16What

@@ -263,20 +263,26 @@ func valueShape(b []byte) (name string, s shape, ok bool, err error) {
 	return name, s, true, nil
 }
 
+// tensorTypeOf parses the ValueInfoProto b down to its TypeProto and TypeProto.Tensor.
+func tensorTypeOf(b []byte) (v, tp, tt message, err error) {
+	if v, err = parse(b); err != nil {
+		return nil, nil, nil, err
+	}
+	tb, _ := v.bytesField(valueType)
+	if tp, err = parse(tb); err != nil {
+		return nil, nil, nil, err
+	}
+	ttb, _ := tp.bytesField(typeTensor)
+	if tt, err = parse(ttb); err != nil {
+		return nil, nil, nil, err
+	}
+	return v, tp, tt, nil
+}
+
 // withBatchDim returns the ValueInfoProto b with its first dimension made the symbol sym.
 // The caller checked with valueShape that the path exists.
 func withBatchDim(b []byte, sym string) ([]byte, error) {
-	v, err := parse(b)
-	if err != nil {
-		return nil, err
-	}
-	tb, _ := v.bytesField(valueType)
-	tp, err := parse(tb)
-	if err != nil {
-		return nil, err
-	}
-	ttb, _ := tp.bytesField(typeTensor)
-	tt, err := parse(ttb)
+	v, tp, tt, err := tensorTypeOf(b)
 	if err != nil {
 		return nil, err
 	}
@@ -306,17 +312,7 @@ func withBatchDim(b []byte, sym string) ([]byte, error) {
 // withElemType returns the tensor ValueInfoProto b with its element type made elem. The caller
 // checked with valueShape that it is a tensor.
 func withElemType(b []byte, elem int64) ([]byte, error) {
-	v, err := parse(b)
-	if err != nil {
-		return nil, err
-	}
-	tb, _ := v.bytesField(valueType)
-	tp, err := parse(tb)
-	if err != nil {
-		return nil, err
-	}
-	ttb, _ := tp.bytesField(typeTensor)
-	tt, err := parse(ttb)
+	v, tp, tt, err := tensorTypeOf(b)
 	if err != nil {
 		return nil, err
 	}

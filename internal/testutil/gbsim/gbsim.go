@@ -8,7 +8,6 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"golang.org/x/text/encoding/simplifiedchinese"
 
 	"github.com/vinfer/vinfer/internal/sourcetest"
+	"github.com/vinfer/vinfer/internal/testutil/sipmsg"
 	"github.com/vinfer/vinfer/source/gb28181/ps"
 	"github.com/vinfer/vinfer/source/rtp"
 )
@@ -65,33 +65,7 @@ type Device struct {
 }
 
 // Msg is a SIP message as received: its start line, its header lines and its body.
-type Msg struct {
-	Start string
-	Hdrs  []string // "Name: value" as received
-	Body  []byte
-}
-
-// Get returns the first header named name (case-insensitive), "" when none.
-func (m *Msg) Get(name string) string {
-	for _, h := range m.Hdrs {
-		k, v, _ := strings.Cut(h, ":")
-		if strings.EqualFold(strings.TrimSpace(k), name) {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-// All returns every header line named name.
-func (m *Msg) All(name string) []string {
-	var out []string
-	for _, h := range m.Hdrs {
-		if k, _, _ := strings.Cut(h, ":"); strings.EqualFold(strings.TrimSpace(k), name) {
-			out = append(out, h)
-		}
-	}
-	return out
-}
+type Msg = sipmsg.Msg
 
 // New connects a device to the platform serverID at server (host:port) over transport ("UDP"
 // or "TCP"); it closes at the test's end. Register it next.
@@ -168,40 +142,13 @@ func (d *Device) read(conn net.Conn) {
 			}
 			raw = buf[:n]
 		} else {
-			var head bytes.Buffer
-			for {
-				line, err := r.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if strings.TrimSpace(line) == "" {
-					if head.Len() == 0 {
-						continue // keepalive CRLF
-					}
-					break
-				}
-				head.WriteString(line)
-			}
-			n := 0
-			for _, l := range strings.Split(head.String(), "\n") {
-				if k, v, ok := strings.Cut(l, ":"); ok && (strings.EqualFold(strings.TrimSpace(k), "Content-Length") || strings.TrimSpace(k) == "l") {
-					n, _ = strconv.Atoi(strings.TrimSpace(v))
-				}
-			}
-			body := make([]byte, n)
-			if _, err := io.ReadFull(r, body); err != nil {
+			var err error
+			if raw, err = sipmsg.Read(r); err != nil {
 				return
 			}
-			raw = append(append(head.Bytes(), "\r\n"...), body...)
 		}
-		d.handle(parseSim(raw))
+		d.handle(sipmsg.Parse(raw))
 	}
-}
-
-func parseSim(raw []byte) *Msg {
-	head, body, _ := bytes.Cut(raw, []byte("\r\n\r\n"))
-	lines := strings.Split(strings.ReplaceAll(string(head), "\r\n", "\n"), "\n")
-	return &Msg{Start: lines[0], Hdrs: lines[1:], Body: append([]byte(nil), body...)}
 }
 
 func (d *Device) handle(m *Msg) {
@@ -340,16 +287,6 @@ func (d *Device) requestIn(callID, method, uri string, extra []string, ctype str
 			return &Msg{Start: "SIP/2.0 0 timeout"}
 		}
 	}
-}
-
-// Status is a response's status code (0 for a request, or a request that timed out).
-func (m *Msg) Status() int {
-	f := strings.Fields(m.Start)
-	if len(f) < 2 {
-		return 0
-	}
-	n, _ := strconv.Atoi(f[1])
-	return n
 }
 
 // Register does REGISTER, then the digest round when challenged (GB/T 28181-2016 §9.1.2.1,
