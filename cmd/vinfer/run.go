@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -91,6 +92,13 @@ func runCmd(args []string) error {
 		return errors.New("cluster mode needs the API (other nodes forward to it): set output.http or --http ADDR")
 	}
 	httpOn := cfg.Output.HTTP != "none"
+	if serve { // a taken address fails the run before anything starts (streams, recordings)
+		ln, err := net.Listen("tcp", cfg.Output.HTTP)
+		if err != nil {
+			return fmt.Errorf("api: listen on %s: %w (choose another address with --http, e.g. 127.0.0.1:8081)", cfg.Output.HTTP, err)
+		}
+		ln.Close()
+	}
 	if cfg.Output.HTTP == "" || cfg.Output.HTTP == "none" {
 		cfg.Output.HTTP = defaultHTTP
 	}
