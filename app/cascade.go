@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/vinfer/vinfer/gb28181/cascade"
@@ -42,6 +43,18 @@ func (a *App) startCascade() error {
 	}
 	if err := c.Init(); err != nil {
 		return err
+	}
+	configured := map[string]bool{}
+	for _, s := range a.Config.Streams {
+		configured[s.ID] = true
+	}
+	for i, u := range g.Upstream {
+		for j, ch := range u.Channels {
+			if !configured[ch.Stream] { // shown OFF until a stream of that id runs (added by the API)
+				a.Log.Warn("gb28181: upstream channel's stream is not in the configuration: the upper platform sees it OFF until a stream with that id runs",
+					"field", fmt.Sprintf("gb28181.upstream[%d].channels[%d].stream", i, j), "stream", ch.Stream, "channel", ch.ID)
+			}
+		}
 	}
 	a.gb.up = c
 	a.gb.fwd.Store(c)
