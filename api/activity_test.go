@@ -109,7 +109,9 @@ func TestActivityAPI(t *testing.T) {
 	e.want("POST", "/api/streams/still/wake", "", 204, nil)
 	wait("woken, its first result timed", func() bool {
 		a := v.ActivityState
-		return a.Wakes >= 1 && a.BurstAccessUnits > 0 && a.WokeResults >= 1 && a.WakeMaxMS > 0 && !a.Parked
+		// Not "unparked now": on a loaded machine the first result may come after idle_after,
+		// and the stilled stream parks again before this poll.
+		return a.Wakes >= 1 && a.BurstAccessUnits > 0 && a.WokeResults >= 1 && a.WakeMaxMS > 0
 	})
 
 	var plain map[string]any

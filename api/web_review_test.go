@@ -206,6 +206,9 @@ func reviewPage(t *testing.T, viaCluster bool) {
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: the overlay has %s, the results log's frame %d %s", step, a, want.Frame, b)
 		}
+		if len(want.Objects) == 0 {
+			return // nothing to draw (a frame a loaded machine inferred with no object)
+		}
 		// The first box's left edge is drawn on the overlay.
 		drawn := poll[bool](t, ctx, step+"-drawn", `(() => {
 			const c = document.querySelector('#rv-overlay'), v = document.querySelector('#rv-video');
