@@ -89,8 +89,8 @@ type Server struct {
 	sessions int
 	closed   bool
 
-	dropped, refused, docs atomic.Uint64
-	slow                   sync.Map // *gortsplib.ServerSession being dropped
+	dropped, refused, docs, connsRefused atomic.Uint64
+	slow                                 sync.Map // *gortsplib.ServerSession being dropped
 }
 
 // New starts serving; Close stops.
@@ -126,7 +126,14 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.Default()
 	}
 	s.srv = &gortsplib.Server{Handler: s, RTSPAddress: cfg.Listen, WriteQueueSize: cfg.WriteQueue,
-		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+		Listen: func(network, addr string) (net.Listener, error) {
+			ln, err := net.Listen(network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return newConnLimit(ln, maxConns(cfg.MaxClients), &s.connsRefused), nil
+		}}
 	if cfg.UDPPort != 0 {
 		host, _, err := net.SplitHostPort(cfg.Listen)
 		if err != nil {
@@ -164,8 +171,9 @@ type Counters struct {
 	// Clients: sessions open now.
 	Clients int
 	// Dropped: clients dropped for being slow; Refused: SETUPs refused beyond MaxClients;
-	// Docs: metadata documents sent.
-	Dropped, Refused, Docs uint64
+	// Docs: metadata documents sent; ConnsRefused: connections closed on accept beyond
+	// 2×MaxClients+8 open at once.
+	Dropped, Refused, Docs, ConnsRefused uint64
 }
 
 // Counters returns the totals so far.
@@ -173,7 +181,8 @@ func (s *Server) Counters() Counters {
 	s.mu.Lock()
 	n := s.sessions
 	s.mu.Unlock()
-	return Counters{Clients: n, Dropped: s.dropped.Load(), Refused: s.refused.Load(), Docs: s.docs.Load()}
+	return Counters{Clients: n, Dropped: s.dropped.Load(), Refused: s.refused.Load(), Docs: s.docs.Load(),
+		ConnsRefused: s.connsRefused.Load()}
 }
 
 // Observer is what feeds stream id's video (pipeline.StreamConfig.AUObserver).
