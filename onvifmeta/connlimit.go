@@ -62,7 +62,9 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			_ = c.Close()
 			continue
 		}
-		return &limitedConn{Conn: c, l: l}, nil
+		lc := &limitedConn{Conn: c, l: l, accepted: time.Now()}
+		_ = lc.SetReadDeadline(time.Time{})
+		return lc, nil
 	}
 }
 
@@ -71,11 +73,43 @@ func (l *connLimit) Close() error {
 	return l.Listener.Close()
 }
 
-// limitedConn gives its place back on its first Close.
+// firstRequestTimeout bounds the wait for a connection's first bytes: gortsplib waits its
+// idle timeout (60 s) before each request, so silent connections held the places of
+// clients for a minute each.
+const firstRequestTimeout = 10 * time.Second
+
+// limitedConn gives its place back on its first Close; until it has read something, no read
+// deadline is later than firstRequestTimeout after it was accepted.
 type limitedConn struct {
 	net.Conn
-	l    *connLimit
-	once sync.Once
+	l        *connLimit
+	once     sync.Once
+	accepted time.Time
+	spoke    atomic.Bool
+}
+
+func (c *limitedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.spoke.Store(true)
+	}
+	return n, err
+}
+
+func (c *limitedConn) SetReadDeadline(t time.Time) error {
+	if !c.spoke.Load() {
+		if first := c.accepted.Add(firstRequestTimeout); t.IsZero() || t.After(first) {
+			t = first
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *limitedConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
 }
 
 func (c *limitedConn) Close() error {

@@ -87,3 +87,22 @@ func isReset(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && !op.Timeout()
 }
+
+// TestSilentConnectionClosed: a connection that sends nothing is closed after 10 s, not after
+// gortsplib's idle minute, so silent connections give their places back sooner.
+func TestSilentConnectionClosed(t *testing.T) {
+	srv, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := net.DialTimeout("tcp", srv.Addr(), waitLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(40 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); err != io.EOF && !isReset(err) {
+		t.Fatalf("a silent connection: read %d, %v; want it closed by the server before gortsplib's idle minute", n, err)
+	}
+}
