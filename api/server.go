@@ -231,17 +231,25 @@ func (s *Server) URL() string {
 // Handler returns the server's routes (valid after Start), e.g. to mount them elsewhere.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Close ends event streams, stops listening and waits for handlers to return. Later calls
-// return the first call's result.
+// closeGrace is how long Close lets answers in flight finish before cutting their connections.
+const closeGrace = 2 * time.Second
+
+// Close ends event streams, stops listening and waits up to closeGrace for answers in flight,
+// then cuts them. Later calls return the first call's result.
 func (s *Server) Close() error {
 	if s.srv == nil {
 		return nil
 	}
 	s.closing.Do(func() {
 		s.cancel() // ends SSE and WebSocket handlers, the tracker and the metrics sampler
-		ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, done := context.WithTimeout(context.Background(), closeGrace)
 		defer done()
 		s.closed = s.srv.Shutdown(ctx)
+		if errors.Is(s.closed, context.DeadlineExceeded) {
+			// Answers still being written (an export to a client that stopped reading) are cut.
+			s.Log.Info("api: answers in flight cut at close", "after", closeGrace)
+			s.closed = s.srv.Close()
+		}
 		s.wg.Wait()
 		unpublishExpvar(s)
 	})

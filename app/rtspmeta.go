@@ -46,5 +46,5 @@ func (a *App) RTSPMeta() (defs.RTSPMetaInfo, bool) {
 		return defs.RTSPMetaInfo{}, false
 	}
 	c := a.rtspMeta.Counters()
-	return defs.RTSPMetaInfo{Clients: c.Clients, Dropped: c.Dropped, Refused: c.Refused, Documents: c.Docs}, true
+	return defs.RTSPMetaInfo{Clients: c.Clients, Dropped: c.Dropped, Refused: c.Refused + c.ConnsRefused, Documents: c.Docs}, true
 }

@@ -29,6 +29,11 @@ const (
 	connectTimeout = 30 * time.Second
 	// maxOffer bounds an SDP offer (a browser's is a few kB).
 	maxOffer = 64 << 10
+	// maxCandidates bounds the ICE candidates an offer lists (a browser's has a few per
+	// network interface): the agent checks every one with STUN for up to connectTimeout, so an
+	// offer of a thousand candidates made the server send a thousand datagrams a second to
+	// addresses the client chose.
+	maxCandidates = 32
 	// resultsBuffered bounds the bytes waiting on a session's data channel; results past it
 	// are dropped for that viewer (counted).
 	resultsBuffered = 1 << 20
@@ -119,6 +124,9 @@ func (s *Server) ResultsDropped() int64 { return s.resultsDropped.Load() }
 func (s *Server) LiveOffer(ctx context.Context, stream, offer string, reorder bool) (string, string, error) {
 	if len(offer) > maxOffer || !strings.HasPrefix(offer, "v=0") {
 		return "", "", fmt.Errorf("%w: an SDP offer (RFC 8866) of at most %d bytes starting with v=0", defs.ErrLiveOffer, maxOffer)
+	}
+	if n := strings.Count(offer, "\na=candidate:"); n > maxCandidates {
+		return "", "", fmt.Errorf("%w: %d ICE candidates; at most %d", defs.ErrLiveOffer, n, maxCandidates)
 	}
 	if !reorder && s.hub.Reorders(stream) {
 		return "", "", defs.ErrLiveReorder

@@ -89,8 +89,10 @@ type Server struct {
 	sessions int
 	closed   bool
 
-	dropped, refused, docs atomic.Uint64
-	slow                   sync.Map // *gortsplib.ServerSession being dropped
+	dropped, refused, docs, connsRefused atomic.Uint64
+	slow                                 sync.Map // *gortsplib.ServerSession being dropped
+	authFails                            atomic.Uint64
+	stop                                 chan struct{} // closed by Close: ends authFailed's waits
 }
 
 // New starts serving; Close stops.
@@ -121,12 +123,19 @@ func New(cfg Config) (*Server, error) {
 	if p := cfg.UDPPort; p < 0 || p%2 != 0 || p > 65532 {
 		return nil, fmt.Errorf("%w: udp_port %d: an even port below 65534 (RTCP on the next)", ErrConfig, p)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, paths: map[string]*path{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, paths: map[string]*path{}, stop: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.srv = &gortsplib.Server{Handler: s, RTSPAddress: cfg.Listen, WriteQueueSize: cfg.WriteQueue,
-		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+		Listen: func(network, addr string) (net.Listener, error) {
+			ln, err := net.Listen(network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return newConnLimit(ln, maxConns(cfg.MaxClients), &s.connsRefused), nil
+		}}
 	if cfg.UDPPort != 0 {
 		host, _, err := net.SplitHostPort(cfg.Listen)
 		if err != nil {
@@ -150,6 +159,9 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	ps := s.paths
 	s.paths = map[string]*path{}
+	if !s.closed {
+		close(s.stop)
+	}
 	s.closed = true
 	s.mu.Unlock()
 	for _, p := range ps {
@@ -164,8 +176,11 @@ type Counters struct {
 	// Clients: sessions open now.
 	Clients int
 	// Dropped: clients dropped for being slow; Refused: SETUPs refused beyond MaxClients;
-	// Docs: metadata documents sent.
-	Dropped, Refused, Docs uint64
+	// Docs: metadata documents sent; ConnsRefused: connections closed on accept beyond
+	// 2×MaxClients+8 open at once.
+	Dropped, Refused, Docs, ConnsRefused uint64
+	// AuthFailed: requests with wrong credentials (each answered 401 after a second).
+	AuthFailed uint64
 }
 
 // Counters returns the totals so far.
@@ -173,7 +188,8 @@ func (s *Server) Counters() Counters {
 	s.mu.Lock()
 	n := s.sessions
 	s.mu.Unlock()
-	return Counters{Clients: n, Dropped: s.dropped.Load(), Refused: s.refused.Load(), Docs: s.docs.Load()}
+	return Counters{Clients: n, Dropped: s.dropped.Load(), Refused: s.refused.Load(), Docs: s.docs.Load(),
+		ConnsRefused: s.connsRefused.Load(), AuthFailed: s.authFails.Load()}
 }
 
 // Observer is what feeds stream id's video (pipeline.StreamConfig.AUObserver).
@@ -377,6 +393,9 @@ func notification(e *event.Event) (Notification, bool) {
 func (s *Server) stream(c *gortsplib.ServerConn, req *base.Request, pth string) (*base.Response, *gortsplib.ServerStream, error) {
 	id := strings.Trim(pth, "/")
 	if ok, allowed := s.authorize(c, req); !ok {
+		if _, given := req.Header["Authorization"]; given {
+			s.authFailed(c) // wrong credentials: answered after authFailDelay
+		}
 		return &base.Response{StatusCode: base.StatusUnauthorized}, nil, liberrors.ErrServerAuth{}
 	} else if allowed != nil && !slices.Contains(allowed, id) {
 		return &base.Response{StatusCode: base.StatusNotFound}, nil, fmt.Errorf("no stream at %q for this user", pth)

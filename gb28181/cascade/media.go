@@ -132,7 +132,16 @@ func (u *Upstream) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	ans := (&sdp.SendAnswer{Origin: chID, IP: ip, Port: port, Transport: transport, SSRC: ssrc}).Marshal()
 	s := &session{callID: callID, channel: chID, tap: tap, snd: snd, ctx: ctx, cancel: cancel, acked: make(chan struct{}), done: make(chan struct{}), play: play}
 	u.mu.Lock()
-	if old := u.sessions[callID]; old != nil { // a re-INVITE replaces the session
+	old := u.sessions[callID]
+	if old == nil && (len(u.sessions) >= maxSessions || play != nil && u.playbacksLocked() >= maxPlaybacks) {
+		// INVITEs at once all passed the check above: the bound holds here, where it counts.
+		u.mu.Unlock()
+		cancel()
+		snd.Close()
+		u.respond(req, tx, 486, "Busy Here", nil)
+		return
+	}
+	if old != nil { // a re-INVITE replaces the session
 		old.stop()
 	}
 	u.sessions[callID] = s

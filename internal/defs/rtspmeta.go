@@ -11,7 +11,8 @@ type RTSPMeta interface {
 type RTSPMetaInfo struct {
 	// Clients are the RTSP sessions open now.
 	Clients int `json:"clients"`
-	// Dropped: clients dropped for not reading; Refused: SETUPs refused beyond max_clients;
+	// Dropped: clients dropped for not reading; Refused: SETUPs refused beyond max_clients and
+	// connections closed on accept beyond 2×max_clients+8 open at once;
 	// Documents: metadata documents sent.
 	Dropped   uint64 `json:"dropped"`
 	Refused   uint64 `json:"refused"`
