@@ -286,17 +286,7 @@ func TestUDP(t *testing.T) {
 	defer srv.Close()
 	obs := srv.Observer("cam1")
 	obs.ObserveAccessUnit(&aus[0])
-	u, _ := base.ParseURL("rtsp://" + srv.Addr() + "/cam1")
-	udp := gortsplib.ProtocolUDP
-	c := &gortsplib.Client{Scheme: u.Scheme, Host: u.Host, Protocol: &udp}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	desc, _, err := c.Describe(u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c, desc := describe(t, srv.Addr(), "cam1", gortsplib.ProtocolUDP)
 	if err := c.SetupAll(desc.BaseURL, desc.Medias); err != nil {
 		t.Fatal(err)
 	}

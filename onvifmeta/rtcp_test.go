@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/bluenviron/gortsplib/v5"
-	"github.com/bluenviron/gortsplib/v5/pkg/base"
 	"github.com/bluenviron/gortsplib/v5/pkg/description"
 	"github.com/bluenviron/gortsplib/v5/pkg/format"
 	"github.com/pion/rtp"
@@ -33,17 +32,7 @@ func TestSenderReportsAlign(t *testing.T) {
 	obs := srv.Observer("cam1")
 	obs.ObserveAccessUnit(&aus[0])
 
-	u, _ := base.ParseURL("rtsp://" + srv.Addr() + "/cam1")
-	tcp := gortsplib.ProtocolTCP
-	c := &gortsplib.Client{Scheme: u.Scheme, Host: u.Host, Protocol: &tcp}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	desc, _, err := c.Describe(u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c, desc := describe(t, srv.Addr(), "cam1", gortsplib.ProtocolTCP)
 	var h264 *format.H264
 	vm := desc.FindFormat(&h264)
 	var mm *description.Media

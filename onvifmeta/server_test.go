@@ -393,17 +393,7 @@ func TestServeH265(t *testing.T) {
 	obs := srv.Observer("hevc")
 	obs.ObserveAccessUnit(&aus[0])
 
-	u, _ := base.ParseURL("rtsp://" + srv.Addr() + "/hevc")
-	tcp := gortsplib.ProtocolTCP
-	c := &gortsplib.Client{Scheme: u.Scheme, Host: u.Host, Protocol: &tcp}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	desc, _, err := c.Describe(u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c, desc := describe(t, srv.Addr(), "hevc", gortsplib.ProtocolTCP)
 	var h265 *format.H265
 	vm := desc.FindFormat(&h265)
 	if vm == nil || h265.VPS == nil || h265.SPS == nil || h265.PPS == nil || len(desc.Medias) != 2 {
@@ -443,4 +433,24 @@ func TestServeH265(t *testing.T) {
 			t.Fatalf("access unit %d differs from the source's", i+1)
 		}
 	}
+}
+
+// describe starts an RTSP client on addr's path over proto and DESCRIBEs it; the client is
+// closed when the test ends.
+func describe(t *testing.T, addr, path string, proto gortsplib.Protocol) (*base.URL, *gortsplib.Client, *description.Session) {
+	t.Helper()
+	u, err := base.ParseURL("rtsp://" + addr + "/" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &gortsplib.Client{Scheme: u.Scheme, Host: u.Host, Protocol: &proto}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	desc, _, err := c.Describe(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, c, desc
 }
