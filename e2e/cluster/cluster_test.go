@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
 )
 
 const nStreams = 30
@@ -48,14 +50,9 @@ func freeTCP(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func freeUDP(t *testing.T) int {
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
+// freeUDP returns an RTP port whose RTCP port (+1) is free too, distinct from every other
+// stream's pair.
+func freeUDP(t *testing.T) int { return testutil.UDPPortPair(t) }
 
 // listStreams returns the ids of a node's local streams (?scope=local), nil when it does not
 // answer.

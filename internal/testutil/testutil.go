@@ -98,11 +98,25 @@ func FreePort(t testing.TB) int {
 	return p
 }
 
-// UDPPortPair returns an even port p with p and p+1 free on 127.0.0.1 (RTP and RTCP).
+var (
+	pairsMu    sync.Mutex
+	pairsGiven = map[int]bool{}
+)
+
+// UDPPortPair returns an even port p with p and p+1 free on 127.0.0.1 (RTP and RTCP). Pairs
+// come from 20000–32767, below Linux's ephemeral range (so no socket the kernel numbers takes
+// p+1 later), and no pair is handed out twice in one test binary.
 func UDPPortPair(t testing.TB) int {
 	t.Helper()
-	for range 100 {
-		p := 20000 + 2*rand.IntN(10000)
+	for range 200 {
+		p := 20000 + 2*rand.IntN(6384)
+		pairsMu.Lock()
+		taken := pairsGiven[p]
+		pairsGiven[p] = true
+		pairsMu.Unlock()
+		if taken {
+			continue
+		}
 		a, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(p))
 		if err != nil {
 			continue

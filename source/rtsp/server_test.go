@@ -188,6 +188,14 @@ func (s *testServer) OnSetup(ctx *gortsplib.ServerHandlerOnSetupCtx) (*base.Resp
 func (s *testServer) OnPlay(*gortsplib.ServerHandlerOnPlayCtx) (*base.Response, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.once.Do(func() { close(s.played) })
 	return &base.Response{StatusCode: base.StatusOK}, nil
+}
+
+// OnResponse starts the writer on the first PLAY response (the one with RTP-Info): gortsplib
+// makes the session a reader of the stream only after OnPlay returns, and packets written
+// before that (the clip's first key frame, on a loaded machine) would reach no one.
+func (s *testServer) OnResponse(_ *gortsplib.ServerConn, res *base.Response) {
+	if _, ok := res.Header["RTP-Info"]; ok && res.StatusCode == base.StatusOK {
+		s.once.Do(func() { close(s.played) })
+	}
 }

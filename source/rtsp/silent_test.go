@@ -115,13 +115,17 @@ func TestSilentPeer(t *testing.T) {
 			}
 			closeWithin(t, s, 10*time.Second)
 
-			// Long timeout: Close cancels the attempt in flight.
+			// Long timeout: Close cancels the attempt in flight. The count is taken before Init
+			// (which may connect at once) and once the first client's connections are gone.
+			testutil.Eventually(t, 20*time.Second, "the first client's connections closed", func() bool {
+				return peer.open() == 0
+			})
+			n := peer.accepted.Load()
 			s = &Source{URL: url, Transport: TransportTCP, ReadTimeout: 10 * time.Minute,
 				Logger: slog.New(slog.DiscardHandler)}
 			if err := s.Init(); err != nil {
 				t.Fatal(err)
 			}
-			n := peer.accepted.Load()
 			testutil.Eventually(t, 20*time.Second, "a connection attempt in flight", func() bool {
 				return peer.accepted.Load() > n
 			})
