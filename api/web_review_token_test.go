@@ -72,3 +72,42 @@ func TestWebReviewToken(t *testing.T) {
 	shoot(t, ctx, "web-review-token.png")
 	noCSPViolations(t, ctx)
 }
+
+// TestWebPagesAskToken: the evidence and live video pages, opened with no token against a
+// token-protected API, show the same token form (request.js) and, with the token, stop asking;
+// the token entered on one page serves the next in the tab.
+func TestWebPagesAskToken(t *testing.T) {
+	const token = "pages-token-form-0123"
+	ctx := browser(t, 2*time.Minute)
+	e := startWith(t, token, nil, nil)
+	if err := chromedp.Do(ctx, watchCSP(), chromedp.Navigate(e.url+"/evidence.html")); err != nil {
+		t.Fatal(err)
+	}
+	poll[bool](t, ctx, "evidence-token-needed", `!!document.querySelector('#token-dialog[open][data-state="needed"] #token-input')`, time.Minute)
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#token-input`), token),
+		chromedp.Click(chromedp.CSS(`#token-form button`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	// No evidence section on this server: 404 after the token, no form again.
+	poll[bool](t, ctx, "evidence-token-used", `!document.querySelector('#token-dialog[open]') &&
+		!/token/.test(document.querySelector('#ev-status span').textContent) && document.querySelector('#ev-status span').textContent !== ''`, time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/video.html?stream=cam9")); err != nil {
+		t.Fatal(err)
+	}
+	// The stream is not running: the page's WHEP offer, sent with the tab's token, gets 404.
+	poll[bool](t, ctx, "video-token-kept", `document.querySelector('#lv-status span').textContent === '404'`, time.Minute)
+	if open, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector('#token-dialog[open]')`)); err != nil || open {
+		t.Fatalf("the video page asked again for the token the tab holds (%v)", err)
+	}
+	// A fresh tab state: no token held, the video page asks with the same form.
+	if err := chromedp.Do(ctx,
+		ignore(chromedp.Evaluate[bool](`sessionStorage.clear(), true`)),
+		chromedp.Navigate(e.url+"/video.html?stream=cam9"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	poll[bool](t, ctx, "video-token-needed", `!!document.querySelector('#token-dialog[open][data-state="needed"] #token-input')`, time.Minute)
+	noCSPViolations(t, ctx)
+}
