@@ -299,6 +299,7 @@ func TestBadValues(t *testing.T) {
 		{map[string]any{"kind": "DaemonSet"}, "use Deployment or StatefulSet"},
 		{map[string]any{"sharding": map[string]any{"enabled": true}}, "needs kind: StatefulSet"},
 		{map[string]any{"kind": "StatefulSet", "sharding": map[string]any{"enabled": true}, "cluster": map[string]any{"enabled": true}}, "exclude each other"},
+		{map[string]any{"auth": map[string]any{"token": "s3cret"}}, "auth.token: at least 16 characters"},
 	} {
 		rv, err := chartutil.ToRenderValues(ch, tc.vals, chartutil.ReleaseOptions{Name: "x", Namespace: "y"}, chartutil.DefaultCapabilities)
 		if err != nil {
