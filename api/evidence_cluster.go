@@ -11,7 +11,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	scene "github.com/vinfer/vinfer/event"
 	"github.com/vinfer/vinfer/internal/defs"
 )
 
@@ -22,8 +24,9 @@ import (
 //     newest first: the same query (stream, type, since, until, cursor, limit) to each, each
 //     item with "node" (the node that holds it), nodes that did not answer in "errors";
 //   - GET /api/evidence/{id}[/clip.mp4|/snapshot.jpg|/frame.jpg] itself when it holds the
-//     event, otherwise forwarded (query, Range and bearer token kept) to the node that does,
-//     found by asking the live nodes for /api/evidence/{id} (remembered: maxHeldBy ids).
+//     event, otherwise forwarded (query, Range and bearer token kept) to the node that does:
+//     the one the id names (event.ID.Node), or for ids that name none, found by asking the
+//     live nodes for /api/evidence/{id} (rate-limited; remembered: maxHeldBy ids).
 
 // maxHeldBy bounds the remembered event id → node entries (dropped all at once when full).
 const maxHeldBy = 4096
@@ -82,7 +85,12 @@ func (s *Server) evidenceHeld(h http.HandlerFunc) http.HandlerFunc {
 		}
 		node := s.evHeldBy.get(id)
 		if _, live := peers[node]; !live {
-			node = s.askHolder(r, id, v.Self, peers)
+			var ok bool
+			if node, ok = s.evidenceOwner(r, id, v.Self, peers); !ok {
+				w.Header().Set("Retry-After", "1")
+				writeError(w, http.StatusTooManyRequests, "too many lookups of event ids that name no node (made before vinfer named the node in them): try again in a second")
+				return
+			}
 		}
 		if node == "" {
 			if s.Evidence == nil {
@@ -92,9 +100,76 @@ func (s *Server) evidenceHeld(h http.HandlerFunc) http.HandlerFunc {
 			h(w, r)
 			return
 		}
-		s.evHeldBy.put(id, node)
 		s.forward(w, r, node, peers[node])
 	}
+}
+
+// evidenceOwner returns the live peer (of peers: name → base URL) to forward event id to, ""
+// when none holds it. An id that names its node (event.ID.Node) goes to the peer with that
+// tag without asking (or, when a few share it, to the one of them that has it): one request
+// at most per lookup, none for a tag no live peer has. An id that names none (made before
+// vinfer named nodes) is asked of every peer, at most legacyLookupRate a second over all
+// clients (ok false beyond), the answer remembered.
+func (s *Server) evidenceOwner(r *http.Request, id, self string, peers map[string]string) (node string, ok bool) {
+	eid, err := scene.ParseID(id)
+	if tag, named := eid.Node(); err == nil && named {
+		var names []string
+		for name := range peers {
+			if scene.NodeTag(name) == tag {
+				names = append(names, name)
+			}
+		}
+		switch len(names) {
+		case 0:
+			return "", true
+		case 1:
+			return names[0], true
+		}
+		some := map[string]string{}
+		for _, name := range names {
+			some[name] = peers[name]
+		}
+		return s.askHolder(r, id, self, some), true
+	}
+	if !s.evLegacy.allow(time.Now()) {
+		return "", false
+	}
+	node = s.askHolder(r, id, self, peers)
+	if node != "" {
+		s.evHeldBy.put(id, node)
+	}
+	return node, true
+}
+
+// legacyLookupRate bounds the lookups of ids that name no node (each asks every peer) per
+// second, over all clients, in bursts of legacyLookupBurst.
+const (
+	legacyLookupRate  = 4
+	legacyLookupBurst = 8
+)
+
+// lookupBucket is a token bucket of legacyLookupRate a second.
+type lookupBucket struct {
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+}
+
+// allow takes a token at now, false when there is none.
+func (b *lookupBucket) allow(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.last.IsZero() {
+		b.tokens = legacyLookupBurst
+	} else {
+		b.tokens = min(legacyLookupBurst, b.tokens+now.Sub(b.last).Seconds()*legacyLookupRate)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 // holdsEvidence reports whether this node answers for the event itself: it records evidence and
@@ -198,6 +273,10 @@ func (s *Server) clusterEvidence(w http.ResponseWriter, r *http.Request, q url.V
 		for _, it := range p.items {
 			it["node"] = jsonString(p.node)
 			all = append(all, it)
+			var id string
+			if json.Unmarshal(it["id"], &id) == nil && evidenceIDOK(id) {
+				s.evHeldBy.put(id, p.node) // the page's clips and thumbnails go there unasked
+			}
 		}
 	}
 	id := func(m map[string]json.RawMessage) string {

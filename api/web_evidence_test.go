@@ -40,7 +40,7 @@ func evidencePage(t *testing.T, viaCluster bool) {
 	if err := chromedp.Do(ctx,
 		watchCSP(),
 		chromedp.Navigate(page+"/evidence.html"), // the token first: the live page would ask for it
-		ignore(chromedp.Evaluate[bool](`localStorage.setItem('vinfer.token', '`+token+`'), true`)),
+		ignore(chromedp.Evaluate[bool](`sessionStorage.setItem('vinfer.token', '`+token+`'), true`)),
 		chromedp.Navigate(page+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#nav-evidence`)),
 		chromedp.Click(chromedp.CSS(`#nav-evidence`)),

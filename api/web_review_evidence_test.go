@@ -61,7 +61,7 @@ func TestWebEvidenceOverlay(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		watchCSP(),
 		chromedp.Navigate(e.url+"/evidence.html"),
-		ignore(chromedp.Evaluate[bool](`localStorage.setItem('vinfer.token', '`+token+`'), true`)),
+		ignore(chromedp.Evaluate[bool](`sessionStorage.setItem('vinfer.token', '`+token+`'), true`)),
 		chromedp.Navigate(e.url+"/evidence.html"),
 	); err != nil {
 		t.Fatalf("page load: %v", err)

@@ -111,7 +111,7 @@ func reviewPage(t *testing.T, viaCluster bool) {
 	if err := chromedp.Do(ctx,
 		watchCSP(),
 		chromedp.Navigate(page+"/review.html"),
-		ignore(chromedp.Evaluate[bool](`localStorage.setItem('vinfer.token', '`+token+`'), true`)),
+		ignore(chromedp.Evaluate[bool](`sessionStorage.setItem('vinfer.token', '`+token+`'), true`)),
 		chromedp.Navigate(page+"/review.html?stream=cam1"),
 		chromedp.WaitVisible(chromedp.CSS(`#rv-timeline`)),
 	); err != nil {

@@ -198,7 +198,7 @@ func allOn() map[string]any {
 		"gpu":            map[string]any{"count": 2, "runtimeClassName": "nvidia"},
 		"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"}},
 		"cluster":        map[string]any{"enabled": true, "natsURL": "nats://nats.infra:4222", "maxStreams": 40},
-		"auth":           map[string]any{"token": "s3cret"},
+		"auth":           map[string]any{"token": "s3cret-chart-token-01"},
 		"models":         map[string]any{"volume": map[string]any{"nfs": map[string]any{"server": "nas", "path": "/models", "readOnly": true}}},
 		"config": map[string]any{
 			"models":  []any{map[string]any{"name": "yolox", "path": "/models/yolox.onnx", "provider": "cuda", "max_batch": 8}},
@@ -247,7 +247,7 @@ func TestAllOn(t *testing.T) {
 		t.Errorf("servicemonitor labels %v", sm.Labels)
 	}
 	sec := one[*corev1.Secret](t, m, "Secret")
-	if string(sec.Data["token"]) != "s3cret" {
+	if string(sec.Data["token"]) != "s3cret-chart-token-01" {
 		t.Errorf("token %q", sec.Data["token"])
 	}
 	cfg := parseConfig(t, m)
@@ -299,6 +299,7 @@ func TestBadValues(t *testing.T) {
 		{map[string]any{"kind": "DaemonSet"}, "use Deployment or StatefulSet"},
 		{map[string]any{"sharding": map[string]any{"enabled": true}}, "needs kind: StatefulSet"},
 		{map[string]any{"kind": "StatefulSet", "sharding": map[string]any{"enabled": true}, "cluster": map[string]any{"enabled": true}}, "exclude each other"},
+		{map[string]any{"auth": map[string]any{"token": "s3cret"}}, "auth.token: at least 16 characters"},
 	} {
 		rv, err := chartutil.ToRenderValues(ch, tc.vals, chartutil.ReleaseOptions{Name: "x", Namespace: "y"}, chartutil.DefaultCapabilities)
 		if err != nil {

@@ -63,6 +63,9 @@ func Parse(b []byte) (*Config, error) {
 	if err := yaml.UnmarshalWithOptions(b, &c, yaml.Strict()); err != nil {
 		return nil, errors.New(yaml.FormatError(err, false, true))
 	}
+	if err := c.Output.checkSecretLines(b); err != nil { // config/secretlen.go
+		return nil, err
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ func (o *Output) Validate() error {
 	if err := o.validateRTSP(); err != nil {
 		return err
 	}
+	if err := o.checkSecrets(); err != nil {
+		return err
+	}
 	return ValidateTokens(o.Tokens, o.Token)
 }
 

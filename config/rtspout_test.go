@@ -12,20 +12,20 @@ import (
 func TestRTSPOut(t *testing.T) {
 	c, err := Parse([]byte(`
 output:
-  token: api-secret
+  token: api-secret-0123456789
   rtsp: {listen: "0.0.0.0:8554", max_clients: 4, write_queue: 256, udp_port: 8000}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Output.RTSP; r.Listen != "0.0.0.0:8554" || r.MaxClients != 4 || r.WriteQueue != 256 || r.UDPPort != 8000 || c.Output.RTSPPassword() != "api-secret" {
+	if r := c.Output.RTSP; r.Listen != "0.0.0.0:8554" || r.MaxClients != 4 || r.WriteQueue != 256 || r.UDPPort != 8000 || c.Output.RTSPPassword() != "api-secret-0123456789" {
 		t.Fatalf("%+v", r)
 	}
-	c, err = Parse([]byte("output:\n  rtsp: {password: rtsp-secret, user: vms}\n"))
+	c, err = Parse([]byte("output:\n  rtsp: {password: rtsp-secret-0123456789, user: vms}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Output.RTSPPassword() != "rtsp-secret" || c.Output.RTSP.User != "vms" {
+	if c.Output.RTSPPassword() != "rtsp-secret-0123456789" || c.Output.RTSP.User != "vms" {
 		t.Fatalf("%+v", c.Output.RTSP)
 	}
 	if b, _ := json.Marshal(c.Output); strings.Contains(string(b), "rtsp-secret") {

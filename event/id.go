@@ -115,6 +115,7 @@ type Generator struct {
 	hi     uint16 // random bits 79…64
 	lo     uint64 // random bits 63…0
 	primed bool
+	tag    uint16 // SetNode's tag in bits 79…64 (hi), 0 for none
 }
 
 // NewGenerator returns a Generator drawing its random bits from ChaCha8 with seed; equal seeds
@@ -139,10 +140,10 @@ func (g *Generator) New(t time.Time) ID {
 	g.mu.Lock()
 	if g.primed && ms <= g.ms {
 		g.lo++
-		if g.lo == 0 {
+		if g.lo == 0 && g.tag == 0 {
 			g.hi++
 		}
-		if g.lo == 0 && g.hi == 0 { // 80-bit overflow: move to the next millisecond
+		if g.lo == 0 && (g.hi == 0 || g.tag != 0) { // overflow (of lo under a tag): the next millisecond
 			g.ms = min(g.ms+1, maxMillis)
 			g.draw()
 		}
@@ -167,4 +168,7 @@ func (g *Generator) New(t time.Time) ID {
 func (g *Generator) draw() {
 	g.hi = uint16(g.rng.Uint64()) & 0x7fff
 	g.lo = g.rng.Uint64()
+	if g.tag != 0 { // the node's tag in hi; lo's top bit clear instead
+		g.hi, g.lo = g.tag, g.lo>>1
+	}
 }

@@ -91,7 +91,8 @@ type Server struct {
 
 	dropped, refused, docs, connsRefused atomic.Uint64
 	slow                                 sync.Map // *gortsplib.ServerSession being dropped
-	authFails                            atomic.Uint64
+	authFails                            [authReasons]atomic.Uint64
+	authLog                              authLog
 	stop                                 chan struct{} // closed by Close: ends authFailed's waits
 }
 
@@ -179,8 +180,11 @@ type Counters struct {
 	// Docs: metadata documents sent; ConnsRefused: connections closed on accept beyond
 	// 2×MaxClients+8 open at once.
 	Dropped, Refused, Docs, ConnsRefused uint64
-	// AuthFailed: requests with wrong credentials (each answered 401 after a second).
+	// AuthFailed: requests with wrong credentials (each answered 401 after a second): the
+	// sum of Auth's wrong and method.
 	AuthFailed uint64
+	// Auth: refused requests by reason, those without credentials included.
+	Auth AuthFailures
 }
 
 // Counters returns the totals so far.
@@ -188,8 +192,13 @@ func (s *Server) Counters() Counters {
 	s.mu.Lock()
 	n := s.sessions
 	s.mu.Unlock()
-	return Counters{Clients: n, Dropped: s.dropped.Load(), Refused: s.refused.Load(), Docs: s.docs.Load(),
-		ConnsRefused: s.connsRefused.Load(), AuthFailed: s.authFails.Load()}
+	c := Counters{Clients: n, Dropped: s.dropped.Load(), Refused: s.refused.Load(), Docs: s.docs.Load(),
+		ConnsRefused: s.connsRefused.Load()}
+	for r := range c.Auth {
+		c.Auth[r] = s.authFails[r].Load()
+	}
+	c.AuthFailed = c.Auth[AuthWrong] + c.Auth[AuthMethod]
+	return c
 }
 
 // Observer is what feeds stream id's video (pipeline.StreamConfig.AUObserver).
@@ -393,9 +402,7 @@ func notification(e *event.Event) (Notification, bool) {
 func (s *Server) stream(c *gortsplib.ServerConn, req *base.Request, pth string) (*base.Response, *gortsplib.ServerStream, error) {
 	id := strings.Trim(pth, "/")
 	if ok, allowed := s.authorize(c, req); !ok {
-		if _, given := req.Header["Authorization"]; given {
-			s.authFailed(c) // wrong credentials: answered after authFailDelay
-		}
+		s.authFailed(c, req) // counted; wrong credentials answered after authFailDelay
 		return &base.Response{StatusCode: base.StatusUnauthorized}, nil, liberrors.ErrServerAuth{}
 	} else if allowed != nil && !slices.Contains(allowed, id) {
 		return &base.Response{StatusCode: base.StatusNotFound}, nil, fmt.Errorf("no stream at %q for this user", pth)

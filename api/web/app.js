@@ -51,7 +51,7 @@ const textOn = (hex) => {
 };
 
 const state = {
-  token: localStorage.getItem(TOKEN_KEY) || "",
+  token: pageToken(),
   streams: [],
   models: [],
   selected: localStorage.getItem("vinfer.selected") || "",
@@ -96,21 +96,16 @@ function withToken(url) {
   return tokenURL(url, state.token);
 }
 
-let asking = false;
-function askToken() {
-  if (asking) return;
-  asking = true;
+// askToken shows the token form (request.js), then reconnects with the token entered.
+function askToken(ev) {
   $("#token-btn").hidden = false;
-  const dlg = $("#token-dialog");
-  $("#token-input").value = state.token;
-  dlg.showModal();
-  dlg.addEventListener("close", () => {
-    asking = false;
-    state.token = $("#token-input").value.trim();
-    localStorage.setItem(TOKEN_KEY, state.token);
-    connectEvents();
-    refreshAll();
-  }, { once: true });
+  promptToken(tokenEntered, { change: ev instanceof Event });
+}
+
+function tokenEntered(token) {
+  state.token = token;
+  connectEvents();
+  refreshAll();
 }
 
 // ---- toasts ----

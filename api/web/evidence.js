@@ -6,7 +6,7 @@
 
 const ev$ = (sel) => document.querySelector(sel);
 const evState = {
-  token: localStorage.getItem(TOKEN_KEY) || "",
+  token: pageToken(),
   items: new Map(), // id → item (GET /api/evidence), ids are ULIDs: they sort by time
   next: "", // cursor of the page after the oldest loaded
   selected: "",
@@ -16,9 +16,15 @@ const evState = {
 const EV_PAGE = 100;
 const EV_KEPT = 1000;
 
-// evApi is apiRequest (request.js) with the token the live page stored.
+// evApi is apiRequest (request.js) with the tab's token; a 401 shows the token form.
 function evApi(path) {
-  return apiRequest(path, { token: evState.token });
+  return apiRequest(path, { token: evState.token, onUnauthorized: () => promptToken(evTokenEntered) });
+}
+
+function evTokenEntered(token) {
+  evState.token = token;
+  evStreams();
+  evRefresh();
 }
 
 // evURL adds the token for elements that cannot send headers (img, video).
@@ -52,7 +58,7 @@ async function evRefresh() {
     const sel = evState.items.get(evState.selected);
     if (sel && sel.has_clip && !ev$("#ev-video").dataset.src) { evSelect(sel.id); return; }
   } catch (e) {
-    evStatus(e.status === 401 ? "token needed (set it on the live page)" : e.message, e.status === 404 ? "idle" : "bad");
+    evStatus(e.status === 401 ? (evState.token ? "token refused" : "token needed") : e.message, e.status === 404 ? "idle" : "bad");
   }
   evRender();
 }

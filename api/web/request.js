@@ -3,9 +3,65 @@
 // build step.
 "use strict";
 
-// TOKEN_KEY is where the pages keep the API token (localStorage), so one entered on the live
-// page serves the evidence page too.
+// TOKEN_KEY is where the pages keep the API token: sessionStorage, so one entered on any page
+// serves the others in this tab, and it goes when the tab closes. Pages before kept it in
+// localStorage for good: removed on load.
 const TOKEN_KEY = "vinfer.token";
+localStorage.removeItem(TOKEN_KEY);
+
+// pageToken is the token this tab holds, "" without one.
+function pageToken() {
+  return sessionStorage.getItem(TOKEN_KEY) || "";
+}
+
+// tokenWaiters are promptToken's callbacks while its form is open; null when closed.
+let tokenWaiters = null;
+
+// promptToken shows the token form (#token-dialog, made here when the page has none) saying
+// why: a token is needed, or, when the tab held one, that it was refused (its data-state is
+// "needed", "refused" or "change" with opts.change, from the token button). On submit the
+// token is kept (sessionStorage) and each distinct then(token) runs once.
+function promptToken(then, opts = {}) {
+  if (tokenWaiters) {
+    if (then && !tokenWaiters.includes(then)) tokenWaiters.push(then);
+    return;
+  }
+  tokenWaiters = then ? [then] : [];
+  const dlg = tokenDialog();
+  const held = pageToken();
+  const state = opts.change ? "change" : held ? "refused" : "needed";
+  dlg.dataset.state = state;
+  dlg.querySelector("#token-why").textContent = {
+    needed: "This vinfer requires an API token (output.token in its config).",
+    refused: "The token was refused (401 Unauthorized): enter the right one.",
+    change: "The API token this tab sends.",
+  }[state];
+  dlg.querySelector("#token-input").value = state === "change" ? held : "";
+  dlg.addEventListener("close", () => {
+    const token = dlg.querySelector("#token-input").value.trim();
+    sessionStorage.setItem(TOKEN_KEY, token);
+    const waiters = tokenWaiters;
+    tokenWaiters = null;
+    for (const w of waiters) w(token);
+  }, { once: true });
+  dlg.showModal();
+}
+
+// tokenDialog returns the page's token form, made on first use: a dialog holding a form
+// (#token-form) with the reason (#token-why), a password field (#token-input) and a button.
+function tokenDialog() {
+  let dlg = document.getElementById("token-dialog");
+  if (dlg) return dlg;
+  const el = (tag, props, ...kids) => { const e = Object.assign(document.createElement(tag), props); e.append(...kids); return e; };
+  dlg = el("dialog", { id: "token-dialog" },
+    el("form", { method: "dialog", id: "token-form" },
+      el("h2", { textContent: "API token" }),
+      el("p", { id: "token-why", className: "muted" }),
+      el("input", { id: "token-input", type: "password", placeholder: "token", className: "mono", autocomplete: "current-password" }),
+      el("div", { className: "row end" }, el("button", { value: "ok", textContent: "Use token" }))));
+  document.body.append(dlg);
+  return dlg;
+}
 
 // apiRequest sends one request to the API and returns its JSON body (null when empty), or the
 // Response itself with opts.raw. opts: token (sent as a bearer token when set), method (GET),

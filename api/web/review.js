@@ -7,7 +7,7 @@
 
 const rv$ = (sel) => document.querySelector(sel);
 const rv = {
-  token: localStorage.getItem(TOKEN_KEY) || "",
+  token: pageToken(),
   stream: "",
   from: 0, to: 0, // the timeline's range, ms
   segs: [], // GET …/recordings segments, oldest first
@@ -18,8 +18,15 @@ const rv = {
 // reviewState is what the overlay shows (read by tests and handy in the console).
 window.reviewState = { ready: false, segment: "", source: "", media_time: null, pts: null, frame: null, exact: false, objects: [] };
 
+// rvApi is apiRequest (request.js) with the tab's token; a 401 shows the token form.
 function rvApi(path, opts = {}) {
-  return apiRequest(path, Object.assign({ token: rv.token }, opts));
+  return apiRequest(path, Object.assign({ token: rv.token, onUnauthorized: () => promptToken(rvTokenEntered) }, opts));
+}
+
+async function rvTokenEntered(token) {
+  rv.token = token;
+  await rvStreams();
+  await rvList();
 }
 
 function rvStatus(text, cls) {
@@ -39,7 +46,7 @@ async function rvStreams() {
     const body = await rvApi("/api/streams");
     ids = (body.streams || []).map((s) => s.id);
   } catch (e) {
-    rvStatus(e.status === 401 ? "token needed (set it on the live page)" : e.message, "bad");
+    rvStatus(e.status === 401 ? (rv.token ? "token refused" : "token needed") : e.message, "bad");
   }
   if (want && !ids.includes(want)) ids.unshift(want); // a stopped stream's recordings
   sel.replaceChildren(...ids.map((id) => { const o = document.createElement("option"); o.textContent = id; return o; }));
@@ -60,7 +67,7 @@ async function rvList() {
       rv.segs = l.segments || [];
       rvStatus(rv.segs.length ? `${rv.segs.length} segments` : "nothing recorded in the range", rv.segs.length ? "ok" : "idle");
     } catch (e) {
-      rvStatus(e.message, e.status === 404 ? "idle" : "bad");
+      rvStatus(e.status === 401 ? (rv.token ? "token refused" : "token needed") : e.message, e.status === 404 ? "idle" : "bad");
     }
     try {
       const ev = await rvApi(`/api/evidence?${new URLSearchParams({ stream: rv.stream, limit: "200" })}`);

@@ -20,7 +20,7 @@ const TRAIL_TICKS = 2 * TICKS;
 
 // lv is the page's state; window.vinferLive shows it to tests and the curious.
 const lv = {
-  token: localStorage.getItem(TOKEN_KEY) || "",
+  token: pageToken(),
   stream: new URLSearchParams(location.search).get("stream") || localStorage.getItem("vinfer.selected") || "",
   mode: "", // "webrtc", "mse", "snapshots" or "" while connecting
   ws: null, // the fragmented MP4 socket (mode mse)
@@ -224,18 +224,16 @@ async function api(path, opts = {}) {
   return apiRequest(path, Object.assign({ token: lv.token, onUnauthorized: askToken }, opts));
 }
 
+// askToken shows the token form (request.js), then starts again with the token entered.
 function askToken() {
-  $("#lv-token").hidden = false;
-  status("token needed", "warn");
+  status(lv.token ? "token refused" : "token needed", "warn");
+  promptToken(tokenEntered);
 }
 
-$("#lv-token").addEventListener("submit", (ev) => {
-  ev.preventDefault();
-  lv.token = $("#lv-token-input").value.trim();
-  localStorage.setItem(TOKEN_KEY, lv.token);
-  $("#lv-token").hidden = true;
+function tokenEntered(token) {
+  lv.token = token;
   start();
-});
+}
 
 // whep sends the offer (candidates gathered: no trickle) and returns the response.
 async function whep(pc) {

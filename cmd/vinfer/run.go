@@ -82,6 +82,9 @@ func runCmd(args []string) error {
 		log.Info(fmt.Sprintf("shard %d/%d: %d of the configuration's %d streams", sh.i, sh.n, len(cfg.Streams), all))
 	}
 	if t := os.Getenv(tokenEnv); t != "" && cfg.Output.Token == "" {
+		if err := config.CheckSecret(tokenEnv, t); err != nil {
+			return err
+		}
 		cfg.Output.Token = t // from a Secret (container, Helm chart), never written in a file
 	}
 

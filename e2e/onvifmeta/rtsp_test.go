@@ -79,7 +79,7 @@ func TestAppServesVideoWithMetadata(t *testing.T) {
 	addr := testutil.FreeAddr(t)
 	cfg := &config.Config{Dir: dir,
 		Models: []config.Model{{Name: "m", Path: testutil.Asset(t, "models/yolox_nano_416.onnx")}},
-		Output: config.Output{JSONL: filepath.Join(dir, "results.jsonl"), HTTP: "none", Token: "t0ken",
+		Output: config.Output{JSONL: filepath.Join(dir, "results.jsonl"), HTTP: "none", Token: "t0ken-0123456789ab",
 			Tokens: []config.Token{{Label: "vms", Token: "vms-token-0123456789", Scope: config.ScopeViewer, Streams: []string{"lot"}}},
 			RTSP:   &config.RTSPOut{Listen: addr}},
 	}
