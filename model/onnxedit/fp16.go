@@ -98,8 +98,12 @@ type FP16Report struct {
 }
 
 func (r FP16Report) String() string {
-	s := fmt.Sprintf("float16: %d nodes (%d kept float32, of which the first %d Conv/MatMul/Gemm), %d tensors converted (%d kept), %d Casts inserted",
-		r.Half, r.Full, r.First, r.Initializers, r.Kept, r.Casts)
+	first := ""
+	if r.First > 0 {
+		first = fmt.Sprintf(", the first %d Conv/MatMul/Gemm among them", r.First)
+	}
+	s := fmt.Sprintf("float16: %d nodes (%d kept float32%s), %d tensors converted (%d kept), %d Casts inserted",
+		r.Half, r.Full, first, r.Initializers, r.Kept, r.Casts)
 	if len(r.Coarse) > 0 {
 		s += fmt.Sprintf(", kept float32 for their weights: %s", strings.Join(r.Coarse, ", "))
 	}

@@ -277,3 +277,39 @@ func BenchmarkFP16(b *testing.B) {
 		}
 	}
 }
+
+// TestFP16Emulate: the emulated rewrite keeps every tensor float32 but rounds what float16
+// would hold: x·k with k = 1 + 2⁻¹² (between float16's 1 and 1 + 2⁻¹⁰) gives 1 exactly where
+// float32 gives 1.000244, on the CPU provider with its graph optimizations on (they keep the
+// Cast pairs).
+func TestFP16Emulate(t *testing.T) {
+	orig := convModel(1+1.0/4096, 1)
+	emu, rep, err := FP16(orig, FP16Options{Emulate: true, HalfInput: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(rep)
+	m, _ := parse(emu)
+	gb, _ := m.bytesField(modelGraph)
+	g, err := parseGraph(gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.inShape.elem != dtypeFloat {
+		t.Errorf("input type %d, want float (HalfInput is ignored)", g.inShape.elem)
+	}
+	for name, init := range g.inits {
+		if dt, _ := init.varint(tensorDataType); dt != dtypeFloat {
+			t.Errorf("initializer %s of type %d, want float", name, dt)
+		}
+	}
+	img := make([]float32, 3*8*8)
+	for i := range img {
+		img[i] = 1
+	}
+	want := run(t, open(t, "fp32", orig, 1), [][]float32{img})[0]
+	got := run(t, open(t, "emulated", emu, 1), [][]float32{img})[0]
+	if want[0] != 1+1.0/4096 || got[0] != 1 {
+		t.Errorf("fp32 %.7g, emulated fp16 %.7g; want 1.000244 and 1", want[0], got[0])
+	}
+}
