@@ -415,7 +415,9 @@ func (l *Loader) precisionFor(c config.Model, rw rewritten, cfg infer.Config, de
 		if in16, sum16, why := l.halfModel(c, rw, true, logf); in16 != nil {
 			p.serve, p.serveSum = in16, sum16
 		} else {
-			logf("model %s: float16 input refused (a Cast after the input instead): %s", c.Name, why)
+			logBatchOnce("fp16 input refused "+c.Name+why, func() {
+				logf("model %s: float16 input refused (a Cast after the input instead): %s", c.Name, why)
+			})
 		}
 	}
 	p.key = precisionKey(c, rw.sum, sum, checkConfig(cfg))
