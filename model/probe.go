@@ -15,8 +15,7 @@ import (
 )
 
 // probePictures are the load check's real pictures: darknet's data/dog.jpg and
-// data/person.jpg (public domain: "Darknet is public domain"; ../shared/assets/MANIFEST.md §4), scaled to 416
-// pixels wide (`ffmpeg -i IN -vf scale=416:-2 -q:v 3 OUT`). A
+// data/person.jpg (public domain; model/probe/SOURCE.md), scaled to 416 pixels wide. A
 // synthetic picture gives a detector no objects, so its detections cannot show what float16
 // does to scores near a threshold.
 //
