@@ -11,19 +11,20 @@ import (
 	"github.com/vinfer/vinfer/model/onnxedit"
 )
 
-// TestBoundRunHalfInput: YOLOX-Nano's float16 rewrite with a float16 input (what the GPU
-// preprocessing kernel feeds) runs through a bound run on float16 input memory and gives what
-// the float-input rewrite gives after its own Cast; the host path refuses it.
+// TestBoundRunHalfInput: YOLOX-Nano's float16 rewrite (every layer: KeepFirst −1) with a
+// float16 input (what the GPU preprocessing kernel feeds) runs through a bound run on float16
+// input memory and gives what the float-input rewrite gives after its own Cast; the host path
+// refuses it.
 func TestBoundRunHalfInput(t *testing.T) {
 	orig, err := os.ReadFile(modelPath(t, "yolox_nano_416.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f32in, _, err := onnxedit.FP16(orig, onnxedit.FP16Options{})
+	f32in, _, err := onnxedit.FP16(orig, onnxedit.FP16Options{KeepFirst: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f16in, _, err := onnxedit.FP16(orig, onnxedit.FP16Options{HalfInput: true})
+	f16in, _, err := onnxedit.FP16(orig, onnxedit.FP16Options{HalfInput: true, KeepFirst: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,8 @@ import (
 // when the rewrite holds. Load checks it against the float32 model on the same provider on a
 // probe batch (a synthetic picture through the model's preprocessing) and refuses it, serving
 // float32 and logging why, when an output's relative RMS error exceeds fp16MaxRMS or a value
-// is not finite where float32's is. With auto the rewrite serves only where it also runs
+// is not finite where float32's is; a detector's detections on two real pictures must also
+// agree (compareDetections: issue 28's match rule, 99 %). With auto the rewrite serves only where it also runs
 // faster, timed at load. On the CUDA provider the layout (prefer_nhwc) is timed too unless
 // provider_options sets it. The rewrite is cached beside the batch rewrite (NAME-KEY.fp16);
 // the verdict is remembered for the process, so the lanes of a GPU load check once.
@@ -66,7 +67,7 @@ type precisionVerdict struct {
 func (l *Loader) halfModel(c config.Model, rw rewritten, halfInput bool, logf func(string, ...any)) ([]byte, [sha256.Size]byte, string) {
 	var sum [sha256.Size]byte
 	h := sha256.New()
-	fmt.Fprintf(h, "%smodel %x\nrewrite float16\n", fp16Magic, rw.sum)
+	fmt.Fprintf(h, "%smodel %x\nrewrite float16, first quarter float32\n", fp16Magic, rw.sum)
 	if halfInput {
 		fmt.Fprintf(h, "input float16\n")
 	}
@@ -175,6 +176,11 @@ func judgePrecision(c config.Model, m *Model, ref, half []byte, cfg infer.Config
 	stats, err := compareHalf(m, s32, s16, batch)
 	if err != nil {
 		return precisionVerdict{}, err
+	}
+	if dets, err := compareDetections(m, s32, s16, batch); err != nil {
+		return precisionVerdict{}, err
+	} else if dets != "" {
+		stats += "; " + dets
 	}
 	v := precisionVerdict{half: true, desc: PrecisionFP16 + " (checked: " + stats + ")"}
 	timed := c.Precision == config.PrecisionAuto || len(layouts) > 1
@@ -409,7 +415,9 @@ func (l *Loader) precisionFor(c config.Model, rw rewritten, cfg infer.Config, de
 		if in16, sum16, why := l.halfModel(c, rw, true, logf); in16 != nil {
 			p.serve, p.serveSum = in16, sum16
 		} else {
-			logf("model %s: float16 input refused (a Cast after the input instead): %s", c.Name, why)
+			logBatchOnce("fp16 input refused "+c.Name+why, func() {
+				logf("model %s: float16 input refused (a Cast after the input instead): %s", c.Name, why)
+			})
 		}
 	}
 	p.key = precisionKey(c, rw.sum, sum, checkConfig(cfg))

@@ -1,6 +1,7 @@
 package onnxedit
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -13,7 +14,8 @@ import (
 //   - every node on a path into a Conv, ConvTranspose, MatMul or Gemm computes in float16, and
 //     the float initializers and Constant tensors only such nodes read become float16 (values
 //     beyond ±65504 clamped, counted in Report.Clamped);
-//   - what stays float32: shape arithmetic (nodes computed from initializers, Constants and
+//   - what stays float32: the first DefaultKeepFirst Conv/ConvTranspose/MatMul/Gemm nodes
+//     (FP16Options.KeepFirst) and the nodes that feed only them, shape arithmetic (nodes computed from initializers, Constants and
 //     Shape/Size alone), Resize's roi and scales and Upsample's scales, and the tail after the
 //     last Conv/MatMul/Gemm on each path (the outputs' decode: sigmoids, exponentials, grids,
 //     strides), whose pixel coordinates float16 would round to 0.5 px above 512, and a
@@ -23,7 +25,8 @@ import (
 //     input, before the float32 tail, around kept shape arithmetic.
 //
 // With opt.HalfInput the image input itself becomes float16 (for a caller that writes float16,
-// as vinfer's GPU preprocessing kernel can), without the Cast after it. value_info is dropped
+// as vinfer's GPU preprocessing kernel can), without the Cast after it; refused where a node
+// kept float32 reads the input (as the first layers by default: FP16Options.KeepFirst). value_info is dropped
 // (ONNX Runtime infers it again). The model must hold one graph without subgraphs or local
 // functions, default-domain operators this package knows the output types
 // of, no external data and no float16 already; otherwise an *UnsupportedError says what.
@@ -45,7 +48,7 @@ func FP16(model []byte, opt FP16Options) ([]byte, FP16Report, error) {
 		}
 		return nil, rep, err
 	}
-	c := &fp16Conv{g: g, rep: &rep, halfInput: opt.HalfInput}
+	c := &fp16Conv{g: g, rep: &rep, halfInput: opt.HalfInput && !opt.Emulate, emulate: opt.Emulate, keepFirst: opt.KeepFirst}
 	out, err := c.run()
 	if err != nil {
 		return nil, rep, err
@@ -57,7 +60,24 @@ func FP16(model []byte, opt FP16Options) ([]byte, FP16Report, error) {
 type FP16Options struct {
 	// HalfInput makes the image input float16 (no Cast after it).
 	HalfInput bool
+	// Emulate keeps every value float32 but rounds each one the float16 graph would hold in
+	// float16 to float16 (a Cast to float16 and one back after its producer, the converted
+	// weights rounded in place), so that a float32 provider computes on float16 values with
+	// float32 arithmetic, as a GPU's float16 convolutions accumulate in float32. For checking
+	// a rewrite where no GPU is: run it with the graph optimizations off (ONNX Runtime may
+	// fold a Cast pair). HalfInput is ignored (the Cast after the input rounds alike).
+	Emulate bool
+	// KeepFirst is how many of the first Conv/ConvTranspose/MatMul/Gemm nodes (in the graph's
+	// topological order) stay float32, with what feeds only them: 0 means DefaultKeepFirst,
+	// a negative number none.
+	KeepFirst int
 }
+
+// DefaultKeepFirst is how many of a graph's n Conv/ConvTranspose/MatMul/Gemm nodes stay
+// float32 at its input side: ⌊n/4⌋. Rounding the early, full-resolution layers' values to
+// float16 moves a small detector's scores by up to 0.07 after the layers behind them
+// (YOLOX-Nano; docs/models.md, Precision); rounding the later ones moves them by 0.005.
+func DefaultKeepFirst(n int) int { return n / 4 }
 
 // FP16Report says what FP16 did.
 type FP16Report struct {
@@ -70,14 +90,20 @@ type FP16Report struct {
 	Half, Full int
 	// Casts is the number of Cast nodes inserted.
 	Casts int
+	// First is the number of the first Conv/MatMul/Gemm nodes kept float32 (KeepFirst).
+	First int
 	// Coarse names the Conv/MatMul/Gemm nodes kept float32 because float16 would lose more
 	// than 0.1 % of their weights' L1 norm, with that share.
 	Coarse []string
 }
 
 func (r FP16Report) String() string {
-	s := fmt.Sprintf("float16: %d nodes (%d kept float32), %d tensors converted (%d kept), %d Casts inserted",
-		r.Half, r.Full, r.Initializers, r.Kept, r.Casts)
+	first := ""
+	if r.First > 0 {
+		first = fmt.Sprintf(", the first %d Conv/MatMul/Gemm among them", r.First)
+	}
+	s := fmt.Sprintf("float16: %d nodes (%d kept float32%s), %d tensors converted (%d kept), %d Casts inserted",
+		r.Half, r.Full, first, r.Initializers, r.Kept, r.Casts)
 	if len(r.Coarse) > 0 {
 		s += fmt.Sprintf(", kept float32 for their weights: %s", strings.Join(r.Coarse, ", "))
 	}
@@ -156,6 +182,8 @@ type fp16Conv struct {
 	now   map[string]int64 // element type after the rewrite, for float values
 
 	halfInput bool
+	emulate   bool // FP16Options.Emulate
+	keepFirst int  // FP16Options.KeepFirst
 }
 
 // precision of a node's float input slot: what its value must be.
@@ -197,10 +225,29 @@ func (c *fp16Conv) run() ([]byte, error) {
 			}
 		}
 	}
-	// Heavy operators whose weights float16 cannot hold closely stay float32.
+	// The first heavy operators, and those whose weights float16 cannot hold closely, stay
+	// float32.
 	coarse := map[*node]bool{}
+	keep, heavies := c.keepFirst, 0
 	for _, n := range g.nodes {
-		if heavy[n.op] && len(n.inputs) > 1 {
+		if heavy[n.op] {
+			heavies++
+		}
+	}
+	if keep == 0 {
+		keep = DefaultKeepFirst(heavies)
+	}
+	seen := 0
+	for _, n := range g.nodes {
+		if !heavy[n.op] {
+			continue
+		}
+		if seen++; seen <= keep {
+			coarse[n] = true
+			c.rep.First++
+			continue
+		}
+		if len(n.inputs) > 1 {
 			if loss, err := c.roundingLoss(n.inputs[1]); err != nil {
 				return nil, err
 			} else if loss > maxRoundingLoss {
@@ -247,6 +294,11 @@ func (c *fp16Conv) run() ([]byte, error) {
 	if c.halfInput {
 		if c.types[g.input] != dtypeFloat {
 			return nil, unsupported16("input %s has type %d, not float", g.input, c.types[g.input])
+		}
+		for _, u := range g.users[g.input] {
+			if c.want(u.n, u.slot) == dtypeFloat {
+				return nil, unsupported16("input %s is read by %s %s, kept float32: a float16 input would lose precision", g.input, u.n.op, u.n.name)
+			}
 		}
 		c.now[g.input] = dtypeFloat16
 	}
@@ -506,16 +558,33 @@ func (c *fp16Conv) rebuild(convert map[string]bool) ([]byte, error) {
 				}
 				out = fresh(in + suffix)
 				casts[key] = out
-				nodes = append(nodes, castNode(in, out, want))
 				c.rep.Casts++
+				if c.emulate && want == dtypeFloat16 {
+					h := fresh(out + "_half")
+					nodes = append(nodes, castNode(in, h, dtypeFloat16), castNode(h, out, dtypeFloat))
+				} else {
+					nodes = append(nodes, castNode(in, out, want))
+				}
 			}
 			ins[i] = out
 		}
 		outs := make([]string, len(n.outputs))
+		var round [][]byte // emulation: the Casts that round this node's float16 outputs
 		for i, o := range n.outputs {
 			outs[i] = o
 			if r, ok := rename[o]; ok {
 				outs[i] = r
+			}
+			if c.emulate && o != "" && c.now[outs[i]] == dtypeFloat16 {
+				if n.op == "Cast" { // writes float16 itself
+					h := fresh(outs[i] + "_half")
+					round = append(round, castNode(h, outs[i], dtypeFloat))
+					outs[i] = h
+				} else {
+					x, h := fresh(outs[i]+"_full"), fresh(outs[i]+"_half")
+					round = append(round, castNode(x, h, dtypeFloat16), castNode(h, outs[i], dtypeFloat))
+					outs[i] = x
+				}
 			}
 		}
 		msg, err := c.nodeMsg(n, ins, outs, convert)
@@ -523,6 +592,7 @@ func (c *fp16Conv) rebuild(convert map[string]bool) ([]byte, error) {
 			return nil, err
 		}
 		nodes = append(nodes, msg)
+		nodes = append(nodes, round...)
 	}
 	nodes = append(nodes, tail...)
 
@@ -541,7 +611,7 @@ func (c *fp16Conv) rebuild(convert map[string]bool) ([]byte, error) {
 		case graphValueInfo:
 			continue
 		case graphInput: // IR < 4 lists the initializers as inputs too
-			if name, _, ok, _ := valueShape(f.val); ok && (convert[name] || c.halfInput && name == g.input) {
+			if name, _, ok, _ := valueShape(f.val); ok && !c.emulate && (convert[name] || c.halfInput && name == g.input) {
 				b, err := withElemType(f.val, dtypeFloat16)
 				if err != nil {
 					return nil, err
@@ -614,7 +684,8 @@ func castNode(in, out string, to int64) []byte {
 		bytesFieldOf(nodeAttr, attr.marshal())}.marshal()
 }
 
-// halfTensor returns the float TensorProto t as float16, in raw_data.
+// halfTensor returns the float TensorProto t as float16, in raw_data (emulating: rounded to
+// float16, kept float32).
 func (c *fp16Conv) halfTensor(t message) ([]byte, error) {
 	name := t.str(tensorName)
 	if loc, _ := t.varint(tensorLocation); loc != 0 {
@@ -624,16 +695,24 @@ func (c *fp16Conv) halfTensor(t message) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw := make([]byte, 2*len(v))
+	size, dt := 2, uint64(dtypeFloat16)
+	if c.emulate {
+		size, dt = 4, dtypeFloat
+	}
+	raw := make([]byte, size*len(v))
 	for i, x := range v {
 		h, clamped := Float16(x)
 		if clamped {
 			c.rep.Clamped++
 		}
-		raw[2*i], raw[2*i+1] = byte(h), byte(h>>8)
+		if c.emulate {
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(Float32(h)))
+		} else {
+			raw[2*i], raw[2*i+1] = byte(h), byte(h>>8)
+		}
 	}
 	t = t.without(tensorFloat).without(tensorRaw).without(tensorDataType)
-	return append(t, varintField(tensorDataType, dtypeFloat16), bytesFieldOf(tensorRaw, raw)).marshal(), nil
+	return append(t, varintField(tensorDataType, dt), bytesFieldOf(tensorRaw, raw)).marshal(), nil
 }
 
 // tensorFloats returns the values of a float TensorProto held in the file.

@@ -40,7 +40,8 @@ func TestFloat16(t *testing.T) {
 }
 
 // halfStructure checks a float16 rewrite's graph: float32 input and outputs, every Conv,
-// MatMul and Gemm reading float16 weights, float initializers read by float32 nodes only.
+// MatMul and Gemm but the first rep.First reading float16 weights, float initializers read by
+// float32 nodes only.
 func halfStructure(t *testing.T, b []byte, rep FP16Report) {
 	t.Helper()
 	m, err := parse(b)
@@ -60,6 +61,12 @@ func halfStructure(t *testing.T, b []byte, rep FP16Report) {
 			t.Errorf("output %s has type %d, want float", name, s.elem)
 		}
 	}
+	first := map[*node]bool{}
+	for _, n := range g.nodes {
+		if heavy[n.op] && len(first) < rep.First {
+			first[n] = true
+		}
+	}
 	halves, floats := 0, 0
 	for name, init := range g.inits {
 		switch dt, _ := init.varint(tensorDataType); dt {
@@ -68,14 +75,14 @@ func halfStructure(t *testing.T, b []byte, rep FP16Report) {
 		case dtypeFloat:
 			floats++
 			for _, u := range g.users[name] {
-				if heavy[u.n.op] {
+				if heavy[u.n.op] && !first[u.n] {
 					t.Errorf("float32 initializer %s is read by %s %s", name, u.n.op, u.n.name)
 				}
 			}
 		}
 	}
 	for _, n := range g.nodes {
-		if heavy[n.op] && len(n.inputs) > 1 {
+		if heavy[n.op] && len(n.inputs) > 1 && !first[n] {
 			if w, ok := g.inits[n.inputs[1]]; !ok {
 				t.Errorf("%s %s: weights %s are not an initializer", n.op, n.name, n.inputs[1])
 			} else if dt, _ := w.varint(tensorDataType); dt != dtypeFloat16 {
@@ -155,14 +162,19 @@ func TestFP16Refused(t *testing.T) {
 	}
 }
 
-// TestFP16HalfInput: with HalfInput the image input is float16 and no Cast reads it.
+// TestFP16HalfInput: with HalfInput the image input is float16 and no Cast reads it; where
+// the first layers stay float32 (the default) a float16 input is refused.
 func TestFP16HalfInput(t *testing.T) {
 	orig := readModel(t, "yolox_nano_416.onnx")
-	_, rep32, err := FP16(orig, FP16Options{})
+	var ue *UnsupportedError
+	if _, _, err := FP16(orig, FP16Options{HalfInput: true}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "kept float32") {
+		t.Errorf("float16 input with the first layers float32: %v", err)
+	}
+	_, rep32, err := FP16(orig, FP16Options{KeepFirst: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	half, rep16, err := FP16(orig, FP16Options{HalfInput: true})
+	half, rep16, err := FP16(orig, FP16Options{HalfInput: true, KeepFirst: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,5 +275,41 @@ func BenchmarkFP16(b *testing.B) {
 		if _, _, err := FP16(orig, FP16Options{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestFP16Emulate: the emulated rewrite keeps every tensor float32 but rounds what float16
+// would hold: x·k with k = 1 + 2⁻¹² (between float16's 1 and 1 + 2⁻¹⁰) gives 1 exactly where
+// float32 gives 1.000244, on the CPU provider with its graph optimizations on (they keep the
+// Cast pairs).
+func TestFP16Emulate(t *testing.T) {
+	orig := convModel(1+1.0/4096, 1)
+	emu, rep, err := FP16(orig, FP16Options{Emulate: true, HalfInput: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(rep)
+	m, _ := parse(emu)
+	gb, _ := m.bytesField(modelGraph)
+	g, err := parseGraph(gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.inShape.elem != dtypeFloat {
+		t.Errorf("input type %d, want float (HalfInput is ignored)", g.inShape.elem)
+	}
+	for name, init := range g.inits {
+		if dt, _ := init.varint(tensorDataType); dt != dtypeFloat {
+			t.Errorf("initializer %s of type %d, want float", name, dt)
+		}
+	}
+	img := make([]float32, 3*8*8)
+	for i := range img {
+		img[i] = 1
+	}
+	want := run(t, open(t, "fp32", orig, 1), [][]float32{img})[0]
+	got := run(t, open(t, "emulated", emu, 1), [][]float32{img})[0]
+	if want[0] != 1+1.0/4096 || got[0] != 1 {
+		t.Errorf("fp32 %.7g, emulated fp16 %.7g; want 1.000244 and 1", want[0], got[0])
 	}
 }
