@@ -1,0 +1,221 @@
+package record_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vinfer/vinfer/internal/testutil"
+	"github.com/vinfer/vinfer/media"
+	"github.com/vinfer/vinfer/record"
+)
+
+// frameMD5s returns the MD5 of each frame FFmpeg presents from path (edit lists honoured),
+// in presentation order; args go before -i.
+func frameMD5s(t testing.TB, path string, args ...string) []string {
+	t.Helper()
+	cmd := append([]string{"-v", "error"}, args...)
+	cmd = append(cmd, "-i", path, "-map", "0:v:0", "-f", "framemd5", "-")
+	out, err := exec.Command("ffmpeg", cmd...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffmpeg framemd5 %s: %v\n%s", path, err, out)
+	}
+	var sums []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(l, "#") {
+			sums = append(sums, f[len(f)-1])
+		}
+	}
+	return sums
+}
+
+// formatDuration is ffprobe's format duration of path, seconds.
+func formatDuration(t testing.TB, path string) float64 {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", path).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", path, err)
+	}
+	var v struct {
+		Format struct {
+			Duration string `json:"duration"`
+		} `json:"format"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatal(err)
+	}
+	d, err := strconv.ParseFloat(v.Format.Duration, 64)
+	if err != nil {
+		t.Fatalf("ffprobe %s: duration %q", path, v.Format.Duration)
+	}
+	return d
+}
+
+// recordClip records the first upto of the asset rel in 3 s segments and returns the recorder
+// (closed), the units fed and the MD5 of each source frame by its PTS.
+func recordClip(t *testing.T, rel string, upto time.Duration) (*record.Recorder, []media.AccessUnit, map[time.Duration]string) {
+	t.Helper()
+	units := readUnits(t, rel, upto)
+	r := newRecorder(t, t.TempDir(), nil)
+	feed(t, r, r.Observer("cam1"), units)
+	r.Close()
+	pts := make([]time.Duration, len(units))
+	for i := range units {
+		pts[i] = units[i].PTS
+	}
+	slices.Sort(pts)
+	// the source's frames in presentation order: the k-th has the k-th smallest PTS
+	sums := frameMD5s(t, testutil.Asset(t, rel), "-t", strconv.FormatFloat(upto.Seconds()+2, 'f', 3, 64))
+	if len(sums) < len(pts) {
+		t.Fatalf("FFmpeg decoded %d frames of the source, %d units read", len(sums), len(pts))
+	}
+	byPTS := map[time.Duration]string{}
+	for k, p := range pts {
+		byPTS[p] = sums[k]
+	}
+	return r, units, byPTS
+}
+
+// export writes the export of [from, to) to a file and returns its path.
+func export(t *testing.T, r *record.Recorder, from, to time.Time) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "export.mp4")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := r.Export(f, "cam1", from, to); err != nil {
+		t.Fatalf("export of [%v, %v): %v", from.Sub(t0), to.Sub(t0), err)
+	}
+	return p
+}
+
+// checkExact checks that path presents exactly the source frames of [from, to): FFmpeg's
+// format duration is the range's within a frame, and the frames it presents are the source's
+// frames of the range, pixel for pixel (MD5), the first being the frame at from.
+func checkExact(t *testing.T, path string, units []media.AccessUnit, byPTS map[time.Duration]string, from, to time.Time, frame time.Duration) {
+	t.Helper()
+	var want []string
+	var pts []time.Duration
+	for i := range units {
+		if w := units[i].Wallclock; !w.Before(from) && w.Before(to) {
+			pts = append(pts, units[i].PTS)
+		}
+	}
+	slices.Sort(pts)
+	for _, p := range pts {
+		want = append(want, byPTS[p])
+	}
+	got := frameMD5s(t, path)
+	if len(got) == 0 || len(want) == 0 || got[0] != want[0] {
+		t.Errorf("the first frame presented is not the source's frame at %v", from.Sub(t0))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("FFmpeg presents %d frames, the range [%v, %v) holds %d; the same pixels: %v",
+			len(got), from.Sub(t0), to.Sub(t0), len(want), slices.Equal(got, want))
+	}
+	if d, want := formatDuration(t, path), to.Sub(from).Seconds(); math.Abs(d-want) > frame.Seconds()+1e-3 {
+		t.Errorf("format duration %.3f s, want the range's %.3f s within a frame", d, want)
+	}
+}
+
+// An export of a range starting and ending mid-GOP, across segments, presents exactly the
+// range in FFmpeg (its edit list honoured): the source's frames from the one at start to the
+// last before end, pixel for pixel, B-frames included. The file still carries the GOP's
+// earlier frames (decoded, not shown).
+func TestExportCutsAtFrames(t *testing.T) {
+	r, units, byPTS := recordClip(t, sample, 12*time.Second) // 10 fps, a key frame a second, B-frames
+	from, to := t0.Add(4400*time.Millisecond), t0.Add(8700*time.Millisecond)
+	for _, w := range []time.Time{from, to} {
+		i := slices.IndexFunc(units, func(u media.AccessUnit) bool { return u.Wallclock.Equal(w) })
+		if i < 0 || units[i].Key {
+			t.Fatalf("%v is not a frame's time mid-GOP", w.Sub(t0))
+		}
+	}
+	p := export(t, r, from, to)
+	if d := os.Getenv("KEEP"); d != "" {
+		b, _ := os.ReadFile(p)
+		os.WriteFile(d, b, 0o644)
+	}
+	decodes(t, p)
+	b, _ := os.ReadFile(p)
+	if !bytes.Contains(b, []byte("elst")) {
+		t.Error("the export has no edit list")
+	}
+	checkExact(t, p, units, byPTS, from, to, 100*time.Millisecond)
+	all := frameMD5s(t, p, "-ignore_editlist", "1")
+	if shown := len(frameMD5s(t, p)); len(all) <= shown {
+		t.Errorf("without its edit list the export holds %d frames, with it %d: the lead of the first GOP is missing", len(all), shown)
+	}
+	// the export's zero box: a frame presented at t is the source's frame of PTS zero+t
+	i := bytes.Index(b, []byte("freevinfzero"))
+	if i < 4 {
+		t.Fatal("the export has no zero box")
+	}
+	zero := time.Duration(int64(b[i+12])<<56 | int64(b[i+13])<<48 | int64(b[i+14])<<40 | int64(b[i+15])<<32 |
+		int64(b[i+16])<<24 | int64(b[i+17])<<16 | int64(b[i+18])<<8 | int64(b[i+19]))
+	if zero != 4400*time.Millisecond {
+		t.Errorf("the export's zero is PTS %v, want the frame at start's, 4.4 s", zero)
+	}
+}
+
+// A range from a key frame to a key frame has no frame to skip: without B-frames there is no
+// edit list at all; with them its one edit only takes off the key frame's composition delay
+// (as FFmpeg's muxer writes) and every frame in the file is shown.
+func TestExportFromKeyFrame(t *testing.T) {
+	t.Run("no B-frames", func(t *testing.T) {
+		r, units, byPTS := recordClip(t, "videos/car-detection.mp4", 10*time.Second) // 12.5 fps, a key frame each 4.8 s
+		from, to := t0.Add(4800*time.Millisecond), t0.Add(9600*time.Millisecond)
+		p := export(t, r, from, to)
+		if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("edts")) {
+			t.Error("an export from a key frame to the next has an edit list")
+		}
+		checkExact(t, p, units, byPTS, from, to, 80*time.Millisecond)
+	})
+	t.Run("B-frames", func(t *testing.T) {
+		r, units, byPTS := recordClip(t, sample, 8*time.Second)
+		from, to := t0.Add(5*time.Second), t0.Add(7*time.Second)
+		p := export(t, r, from, to)
+		checkExact(t, p, units, byPTS, from, to, 100*time.Millisecond)
+		if all, shown := frameMD5s(t, p, "-ignore_editlist", "1"), frameMD5s(t, p); !slices.Equal(all, shown) {
+			t.Errorf("the file holds %d frames, %d shown: the edit skips some", len(all), len(shown))
+		}
+	})
+}
+
+// Invalid ranges keep their clear errors.
+func TestExportBadRanges(t *testing.T) {
+	r, _, _ := recordClip(t, sample, 4*time.Second)
+	var b bytes.Buffer
+	for _, tc := range []struct {
+		name     string
+		stream   string
+		from, to time.Time
+		want     error
+	}{
+		{"empty", "cam1", t0.Add(time.Second), t0.Add(time.Second), record.ErrNothing},
+		{"reversed", "cam1", t0.Add(3 * time.Second), t0.Add(time.Second), record.ErrNothing},
+		{"between two frames", "cam1", t0.Add(1010 * time.Millisecond), t0.Add(1090 * time.Millisecond), record.ErrNothing},
+		{"not recorded", "cam1", t0.Add(time.Hour), t0.Add(2 * time.Hour), record.ErrNothing},
+		{"over an hour", "cam1", t0, t0.Add(61 * time.Minute), record.ErrTooLong},
+		{"a path for a stream", "../cam1", t0, t0.Add(time.Second), record.ErrNoStream},
+	} {
+		b.Reset()
+		if err := r.Export(&b, tc.stream, tc.from, tc.to); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+		if b.Len() != 0 {
+			t.Errorf("%s: %d bytes written with the error", tc.name, b.Len())
+		}
+	}
+}
