@@ -16,6 +16,10 @@ import (
 // 16 bytes a frame): an hour at 291 fps.
 const maxExportSamples = 1 << 20
 
+// wallSlack: segment names, and so the frames' wall times, are to the millisecond (truncated):
+// a frame within a millisecond of from or to counts as the frame there.
+const wallSlack = time.Millisecond
+
 // errChanged: a fragment read for the second time differs from the first reading.
 var errChanged = errors.New("record: a segment changed while it was exported")
 
@@ -28,7 +32,7 @@ var errChanged = errors.New("record: a segment changed while it was exported")
 // of the first GOP stay in the file, decoded but not shown. Without a frame to skip and with
 // the first frame at media time 0 (a range from a key frame, no B-frames) there is no edit
 // list. A frame's time is its segment's start (its key frame's wall time) plus its
-// presentation time after the key frame's. The zero box holds the source PTS of presentation
+// presentation time after the key frame's, to the millisecond. The zero box holds the source PTS of presentation
 // time 0. It stops before a segment whose codec or parameter sets differ from the first's.
 // Errors: ErrTooLong (to-from over MaxExport, or more than 2^20 frames), ErrNothing (no frame
 // in the range, or an empty range), ErrNoStream.
@@ -76,8 +80,10 @@ type exportPlan struct {
 	out      uint64 // the timeline's end so far, ticks
 	shown    bool   // a frame in the range is taken
 	start    uint64 // its earliest presentation time on the timeline, ticks
-	end      uint64 // the end of the latest one's
-	skipped  bool   // a frame taken is outside the range
+	end      uint64 // the end of the latest one's (its PTS plus its duration)
+	cap      uint64 // the earliest presentation time of a frame at or past to (capped: seen)
+	capped   bool
+	skipped  bool // a frame taken is outside the range
 	zero     time.Duration
 	hasZero  bool
 	done     bool // a frame at or past to was seen, or a segment differs: nothing later is taken
@@ -123,7 +129,7 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 		d := t.BaseTime
 		for i, sm := range t.Samples {
 			dts[i] = d
-			walls[i] = start.Add(tickSigned(int64(d) + int64(sm.PTSOffset) - keyCTO))
+			walls[i] = start.Add(tickSigned(int64(d)+int64(sm.PTSOffset)-keyCTO) + wallSlack)
 			if walls[i].Before(p.to) {
 				last = i
 				in = in || !walls[i].Before(p.from)
@@ -132,6 +138,16 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 				first = walls[i]
 			}
 			d += uint64(sm.Duration)
+		}
+		if len(p.frags) > 0 || in { // the first frame at or past to ends the last one shown
+			for j, sm := range t.Samples {
+				if !walls[j].Before(p.to) {
+					pts := p.out + dts[j] - t.BaseTime + uint64(max(sm.PTSOffset, 0))
+					if !p.capped || pts < p.cap {
+						p.cap, p.capped = pts, true
+					}
+				}
+			}
 		}
 		if !first.Before(p.to) {
 			p.done = true
@@ -189,6 +205,9 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 func (p *exportPlan) write(w io.Writer) error {
 	if !p.shown {
 		return ErrNothing
+	}
+	if p.capped && p.cap > p.start && p.cap < p.end {
+		p.end = p.cap // the next frame's time, not a duration off by a tick's rounding
 	}
 	var e edit
 	if p.skipped || p.start != 0 || p.end != p.out {

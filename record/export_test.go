@@ -2,6 +2,7 @@ package record_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -129,43 +130,62 @@ func checkExact(t *testing.T, path string, units []media.AccessUnit, byPTS map[t
 	}
 }
 
-// An export of a range starting and ending mid-GOP, across segments, presents exactly the
-// range in FFmpeg (its edit list honoured): the source's frames from the one at start to the
-// last before end, pixel for pixel, B-frames included. The file still carries the GOP's
-// earlier frames (decoded, not shown).
-func TestExportCutsAtFrames(t *testing.T) {
-	r, units, byPTS := recordClip(t, sample, 12*time.Second) // 10 fps, a key frame a second, B-frames
-	from, to := t0.Add(4400*time.Millisecond), t0.Add(8700*time.Millisecond)
-	for _, w := range []time.Time{from, to} {
-		i := slices.IndexFunc(units, func(u media.AccessUnit) bool { return u.Wallclock.Equal(w) })
-		if i < 0 || units[i].Key {
-			t.Fatalf("%v is not a frame's time mid-GOP", w.Sub(t0))
+// frameTime is the wall time of the first frame of units presented at or after PTS d.
+func frameTime(t *testing.T, units []media.AccessUnit, d time.Duration) (time.Time, bool) {
+	t.Helper()
+	best := -1
+	for i := range units {
+		if units[i].PTS >= d && (best < 0 || units[i].PTS < units[best].PTS) {
+			best = i
 		}
 	}
-	p := export(t, r, from, to)
-	if d := os.Getenv("KEEP"); d != "" {
-		b, _ := os.ReadFile(p)
-		os.WriteFile(d, b, 0o644)
+	if best < 0 {
+		t.Fatalf("no frame at or after %v", d)
 	}
-	decodes(t, p)
-	b, _ := os.ReadFile(p)
-	if !bytes.Contains(b, []byte("elst")) {
-		t.Error("the export has no edit list")
-	}
-	checkExact(t, p, units, byPTS, from, to, 100*time.Millisecond)
-	all := frameMD5s(t, p, "-ignore_editlist", "1")
-	if shown := len(frameMD5s(t, p)); len(all) <= shown {
-		t.Errorf("without its edit list the export holds %d frames, with it %d: the lead of the first GOP is missing", len(all), shown)
-	}
-	// the export's zero box: a frame presented at t is the source's frame of PTS zero+t
-	i := bytes.Index(b, []byte("freevinfzero"))
-	if i < 4 {
-		t.Fatal("the export has no zero box")
-	}
-	zero := time.Duration(int64(b[i+12])<<56 | int64(b[i+13])<<48 | int64(b[i+14])<<40 | int64(b[i+15])<<32 |
-		int64(b[i+16])<<24 | int64(b[i+17])<<16 | int64(b[i+18])<<8 | int64(b[i+19]))
-	if zero != 4400*time.Millisecond {
-		t.Errorf("the export's zero is PTS %v, want the frame at start's, 4.4 s", zero)
+	return units[best].Wallclock, units[best].Key
+}
+
+// An export of a range starting and ending mid-GOP, across segments, presents exactly the
+// range in FFmpeg (its edit list honoured): the source's frames from the one at start to the
+// last before end, pixel for pixel, B-frames included, H.264 and H.265. The file still carries
+// the GOP's earlier frames (decoded, not shown); its zero box is the start frame's PTS.
+func TestExportCutsAtFrames(t *testing.T) {
+	for _, tc := range []struct {
+		name, asset    string
+		upto, from, to time.Duration
+		frame          time.Duration
+	}{
+		{"H.264", sample, 12 * time.Second, 4400 * time.Millisecond, 8700 * time.Millisecond, 100 * time.Millisecond},                              // 10 fps, a key frame a second, B-frames
+		{"H.265", "videos/person-bicycle-car_hevc.mp4", 11 * time.Second, 2500 * time.Millisecond, 7250 * time.Millisecond, 84 * time.Millisecond}, // 12 fps, a key frame each 10 s, B-frames
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, units, byPTS := recordClip(t, tc.asset, tc.upto)
+			from, k1 := frameTime(t, units, tc.from)
+			to, k2 := frameTime(t, units, tc.to)
+			if k1 || k2 {
+				t.Fatal("the range starts or ends on a key frame")
+			}
+			p := export(t, r, from, to)
+			decodes(t, p)
+			b, _ := os.ReadFile(p)
+			if !bytes.Contains(b, []byte("elst")) {
+				t.Error("the export has no edit list")
+			}
+			checkExact(t, p, units, byPTS, from, to, tc.frame)
+			all := frameMD5s(t, p, "-ignore_editlist", "1")
+			if shown := len(frameMD5s(t, p)); len(all) <= shown {
+				t.Errorf("without its edit list the export holds %d frames, with it %d: the lead of the first GOP is missing", len(all), shown)
+			}
+			// the export's zero box: a frame presented at t is the source's frame of PTS zero+t
+			i := bytes.Index(b, []byte("freevinfzero"))
+			if i < 4 {
+				t.Fatal("the export has no zero box")
+			}
+			zero := time.Duration(binary.BigEndian.Uint64(b[i+12:]))
+			if want := from.Sub(t0); (zero - want).Abs() > time.Microsecond {
+				t.Errorf("the export's zero is PTS %v, want the frame at start's, %v", zero, want)
+			}
+		})
 	}
 }
 
