@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -239,3 +240,30 @@ func TestExportBadRanges(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkExport exports 60 s of the bundled clip (10 fps, B-frames) recorded in 3 s
+// segments, from mid-GOP to mid-GOP: bytes written a second (MB/s), allocations.
+func BenchmarkExport(b *testing.B) {
+	units := readUnits(b, sample, 62*time.Second)
+	r := newRecorder(b, b.TempDir(), nil)
+	feed(b, r, r.Observer("cam1"), units)
+	r.Close()
+	from, to := t0.Add(500*time.Millisecond), t0.Add(60500*time.Millisecond)
+	var n countWriter
+	if err := r.Export(&n, "cam1", from, to); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := r.Export(io.Discard, "cam1", from, to); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
