@@ -27,15 +27,15 @@ var errChanged = errors.New("record: a segment changed while it was exported")
 // moov, the zero box, mdat), the coded video as recorded, not re-encoded: the samples from the
 // key frame at or before from (needed to decode) to the last frame presented before to, in
 // decode order, on one timeline (gaps between segments closed up). An edit list (ISO/IEC
-// 14496-12 §8.6.6) presents from the frame at from to the end of the last frame before to, so
-// players that honour it (FFmpeg, VLC, Chromium) show exactly the range; the earlier frames
-// of the first GOP stay in the file, decoded but not shown. Without a frame to skip and with
-// the first frame at media time 0 (a range from a key frame, no B-frames) there is no edit
-// list. A frame's time is its segment's start (its key frame's wall time) plus its
-// presentation time after the key frame's, to the millisecond. The zero box holds the source PTS of presentation
-// time 0. It stops before a segment whose codec or parameter sets differ from the first's.
-// Errors: ErrTooLong (to-from over MaxExport, or more than 2^20 frames), ErrNothing (no frame
-// in the range, or an empty range), ErrNoStream.
+// 14496-12 §8.6.6) presents from the frame at from up to the frame at or after to, so players
+// that honour it (FFmpeg, Chromium) show exactly the range; the earlier frames of the first
+// GOP stay in the file, decoded but not shown. Without a frame to skip and with the first
+// frame at media time 0 (a range from a key frame, no B-frames) there is no edit list. A
+// frame's time is its segment's start (its key frame's wall time) plus its presentation time
+// after the key frame's, to the millisecond. The zero box holds the source PTS of
+// presentation time 0. It stops before a segment whose codec or parameter sets differ from
+// the first's. Errors: ErrTooLong (to-from over MaxExport, or more than 2^20 frames),
+// ErrNothing (no frame in the range, or an empty range), ErrNoStream.
 func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error {
 	if to.Sub(from) > MaxExport {
 		return ErrTooLong
@@ -139,6 +139,10 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 			}
 			d += uint64(sm.Duration)
 		}
+		if len(p.frags) > 0 && !bytes.Equal(p.init, head) {
+			p.done = true // another codec or other parameter sets: a file of its own
+			return errStop
+		}
 		if len(p.frags) > 0 || in { // the first frame at or past to ends the last one shown
 			for j, sm := range t.Samples {
 				if !walls[j].Before(p.to) {
@@ -158,9 +162,6 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 		}
 		if len(p.frags) == 0 {
 			p.init = head
-		} else if !bytes.Equal(p.init, head) {
-			p.done = true // another codec or other parameter sets: a file of its own
-			return errStop
 		}
 		for i := 0; i <= last; i++ {
 			sm := t.Samples[i]

@@ -214,6 +214,34 @@ func TestExportFromKeyFrame(t *testing.T) {
 	})
 }
 
+// An export stops before a segment of another codec (or other parameter sets): what it holds
+// plays, the frames of the range before the change.
+func TestExportStopsAtNewParameterSets(t *testing.T) {
+	h264 := readUnits(t, sample, 4*time.Second)
+	h265 := readUnits(t, "videos/person-bicycle-car_hevc.mp4", 3*time.Second)
+	after := h264[len(h264)-1].Wallclock.Add(time.Second)
+	units := append([]media.AccessUnit(nil), h264...)
+	for _, u := range h265 {
+		u.Wallclock = after.Add(u.Wallclock.Sub(t0))
+		units = append(units, u)
+	}
+	r := newRecorder(t, t.TempDir(), nil)
+	feed(t, r, r.Observer("cam1"), units)
+	r.Close()
+	from := t0.Add(2500 * time.Millisecond)
+	p := export(t, r, from, after.Add(2*time.Second))
+	decodes(t, p)
+	want := 0
+	for _, u := range h264 {
+		if !u.Wallclock.Before(from) {
+			want++
+		}
+	}
+	if n := len(frameMD5s(t, p)); n != want {
+		t.Errorf("the export shows %d frames, want the H.264 ones from 2.5 s, %d", n, want)
+	}
+}
+
 // Invalid ranges keep their clear errors.
 func TestExportBadRanges(t *testing.T) {
 	r, _, _ := recordClip(t, sample, 4*time.Second)
