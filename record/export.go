@@ -82,6 +82,8 @@ type exportPlan struct {
 	start    uint64 // its earliest presentation time on the timeline, ticks
 	end      uint64 // the end of the latest one's (its PTS plus its duration)
 	cap      uint64 // the earliest presentation time of a frame at or past to (capped: seen)
+	maxPTS   uint64 // the latest presentation time taken
+	frameDur uint32 // the last duration taken that was a step between two DTS: a frame's
 	capped   bool
 	skipped  bool // a frame taken is outside the range
 	zero     time.Duration
@@ -143,6 +145,9 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 			p.done = true // another codec or other parameter sets: a file of its own
 			return errStop
 		}
+		if len(p.frags) > 0 && !used {
+			p.join(keyCTO)
+		}
 		if len(p.frags) > 0 || in { // the first frame at or past to ends the last one shown
 			for j, sm := range t.Samples {
 				if !walls[j].Before(p.to) {
@@ -177,6 +182,10 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 			} else {
 				p.skipped = true
 			}
+			p.maxPTS = max(p.maxPTS, pts)
+			if i < len(t.Samples)-1 { // a DTS step; a fragment's last may be a guess
+				p.frameDur = m.dur
+			}
 			p.out += uint64(m.dur)
 			p.bytes += uint64(m.size)
 			p.samples = append(p.samples, m)
@@ -200,6 +209,18 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 		f.Close()
 	}
 	return err
+}
+
+// join lengthens the last sample taken so that the next segment's first frame, of composition
+// offset keyCTO, is presented a frame after the latest presented so far: a segment that ended
+// at a gap or a PTS going back gave its last sample a guessed duration (one tick, or 1/25 s),
+// which would present the next segment's first frames among, or too close to, this one's last.
+func (p *exportPlan) join(keyCTO int64) {
+	next := p.out + uint64(max(keyCTO, 0))
+	if want := p.maxPTS + uint64(p.frameDur); next < want && len(p.samples) > 0 {
+		p.samples[len(p.samples)-1].dur += uint32(want - next)
+		p.out += want - next
+	}
 }
 
 // write writes the MP4: the head from the plan, then the samples read a second time.

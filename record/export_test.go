@@ -70,6 +70,13 @@ func recordClip(t *testing.T, rel string, upto time.Duration) (*record.Recorder,
 	r := newRecorder(t, t.TempDir(), nil)
 	feed(t, r, r.Observer("cam1"), units)
 	r.Close()
+	return r, units, sourceMD5s(t, rel, units, upto)
+}
+
+// sourceMD5s returns the MD5 of each source frame of units (read from the asset rel up to
+// upto) by its PTS.
+func sourceMD5s(t *testing.T, rel string, units []media.AccessUnit, upto time.Duration) map[time.Duration]string {
+	t.Helper()
 	pts := make([]time.Duration, len(units))
 	for i := range units {
 		pts[i] = units[i].PTS
@@ -84,7 +91,7 @@ func recordClip(t *testing.T, rel string, upto time.Duration) (*record.Recorder,
 	for k, p := range pts {
 		byPTS[p] = sums[k]
 	}
-	return r, units, byPTS
+	return byPTS
 }
 
 // export writes the export of [from, to) to a file and returns its path.
@@ -105,18 +112,18 @@ func export(t *testing.T, r *record.Recorder, from, to time.Time) string {
 // checkExact checks that path presents exactly the source frames of [from, to): FFmpeg's
 // format duration is the range's within a frame, and the frames it presents are the source's
 // frames of the range, pixel for pixel (MD5), the first being the frame at from.
-func checkExact(t *testing.T, path string, units []media.AccessUnit, byPTS map[time.Duration]string, from, to time.Time, frame time.Duration) {
+func checkExact(t *testing.T, path string, units []media.AccessUnit, byPTS map[time.Duration]string, from, to time.Time, frame, gap time.Duration) {
 	t.Helper()
 	var want []string
-	var pts []time.Duration
+	var in []media.AccessUnit
 	for i := range units {
 		if w := units[i].Wallclock; !w.Before(from) && w.Before(to) {
-			pts = append(pts, units[i].PTS)
+			in = append(in, units[i])
 		}
 	}
-	slices.Sort(pts)
-	for _, p := range pts {
-		want = append(want, byPTS[p])
+	slices.SortFunc(in, func(a, b media.AccessUnit) int { return a.Wallclock.Compare(b.Wallclock) })
+	for _, u := range in {
+		want = append(want, byPTS[u.PTS])
 	}
 	got := frameMD5s(t, path)
 	if len(got) == 0 || len(want) == 0 || got[0] != want[0] {
@@ -126,8 +133,8 @@ func checkExact(t *testing.T, path string, units []media.AccessUnit, byPTS map[t
 		t.Errorf("FFmpeg presents %d frames, the range [%v, %v) holds %d; the same pixels: %v",
 			len(got), from.Sub(t0), to.Sub(t0), len(want), slices.Equal(got, want))
 	}
-	if d, want := formatDuration(t, path), to.Sub(from).Seconds(); math.Abs(d-want) > frame.Seconds()+1e-3 {
-		t.Errorf("format duration %.3f s, want the range's %.3f s within a frame", d, want)
+	if d, want := formatDuration(t, path), (to.Sub(from) - gap).Seconds(); math.Abs(d-want) > frame.Seconds()+1e-3 {
+		t.Errorf("format duration %.3f s, want the range's %.3f s (less a gap of %v) within a frame", d, want, gap)
 	}
 }
 
@@ -172,7 +179,7 @@ func TestExportCutsAtFrames(t *testing.T) {
 			if !bytes.Contains(b, []byte("elst")) {
 				t.Error("the export has no edit list")
 			}
-			checkExact(t, p, units, byPTS, from, to, tc.frame)
+			checkExact(t, p, units, byPTS, from, to, tc.frame, 0)
 			all := frameMD5s(t, p, "-ignore_editlist", "1")
 			if shown := len(frameMD5s(t, p)); len(all) <= shown {
 				t.Errorf("without its edit list the export holds %d frames, with it %d: the lead of the first GOP is missing", len(all), shown)
@@ -201,17 +208,38 @@ func TestExportFromKeyFrame(t *testing.T) {
 		if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("edts")) {
 			t.Error("an export from a key frame to the next has an edit list")
 		}
-		checkExact(t, p, units, byPTS, from, to, 80*time.Millisecond)
+		checkExact(t, p, units, byPTS, from, to, 80*time.Millisecond, 0)
 	})
 	t.Run("B-frames", func(t *testing.T) {
 		r, units, byPTS := recordClip(t, sample, 8*time.Second)
 		from, to := t0.Add(5*time.Second), t0.Add(7*time.Second)
 		p := export(t, r, from, to)
-		checkExact(t, p, units, byPTS, from, to, 100*time.Millisecond)
+		checkExact(t, p, units, byPTS, from, to, 100*time.Millisecond, 0)
 		if all, shown := frameMD5s(t, p, "-ignore_editlist", "1"), frameMD5s(t, p); !slices.Equal(all, shown) {
 			t.Errorf("the file holds %d frames, %d shown: the edit skips some", len(all), len(shown))
 		}
 	})
+}
+
+// An export across a gap between segments (the source gone for 2 s, back with its PTS from
+// 0) closes it up: it shows the range's frames of both, in order, from the one at start, and
+// lasts the range less the gap.
+func TestExportAcrossGap(t *testing.T) {
+	units := readUnits(t, sample, 4*time.Second)
+	const gap = 2 * time.Second
+	back := units[len(units)-1].Wallclock.Add(100*time.Millisecond + gap)
+	all := append([]media.AccessUnit(nil), units...)
+	for _, u := range units {
+		u.Wallclock = back.Add(u.Wallclock.Sub(t0))
+		all = append(all, u)
+	}
+	r := newRecorder(t, t.TempDir(), nil)
+	feed(t, r, r.Observer("cam1"), all)
+	r.Close()
+	from, to := t0.Add(2500*time.Millisecond), back.Add(1500*time.Millisecond)
+	p := export(t, r, from, to)
+	decodes(t, p)
+	checkExact(t, p, all, sourceMD5s(t, sample, units, 4*time.Second), from, to, 100*time.Millisecond, gap)
 }
 
 // An export stops before a segment of another codec (or other parameter sets): what it holds
