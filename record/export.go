@@ -20,6 +20,10 @@ const maxExportSamples = 1 << 20
 // a frame within a millisecond of from or to counts as the frame there.
 const wallSlack = time.Millisecond
 
+// Sizer is what an export's writer may also be: told the export's size in bytes before the
+// first write (an HTTP answer's Content-Length).
+type Sizer interface{ SetSize(n int64) }
+
 // errChanged: a fragment read for the second time differs from the first reading.
 var errChanged = errors.New("record: a segment changed while it was exported")
 
@@ -34,7 +38,7 @@ var errChanged = errors.New("record: a segment changed while it was exported")
 // frame's time is its segment's start (its key frame's wall time) plus its presentation time
 // after the key frame's, to the millisecond. The zero box holds the source PTS of
 // presentation time 0. It stops before a segment whose codec or parameter sets differ from
-// the first's. Errors: ErrTooLong (to-from over MaxExport, or more than 2^20 frames),
+// the first's. A writer that is a Sizer learns the size first. Errors: ErrTooLong (to-from over MaxExport, or more than 2^20 frames),
 // ErrNothing (no frame in the range, or an empty range), ErrNoStream.
 func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error {
 	if to.Sub(from) > MaxExport {
@@ -246,6 +250,9 @@ func (p *exportPlan) write(w io.Writer) error {
 	}
 	if head, err = progressiveHead(p.init, p.samples, p.chunks, e, uint64(len(head)+len(zero)+len(hdr))); err != nil {
 		return err
+	}
+	if sz, ok := w.(Sizer); ok {
+		sz.SetSize(int64(len(head)+len(zero)+len(hdr)) + int64(p.bytes))
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	for _, b := range [][]byte{head, zero, hdr} {

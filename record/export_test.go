@@ -270,6 +270,29 @@ func TestExportStopsAtNewParameterSets(t *testing.T) {
 	}
 }
 
+// sizeWriter is an export's writer that is told its size.
+type sizeWriter struct {
+	bytes.Buffer
+	size    int64
+	late    bool // told after a write
+	toldNum int
+}
+
+func (s *sizeWriter) SetSize(n int64) { s.size, s.late, s.toldNum = n, s.Len() > 0, s.toldNum+1 }
+
+// A writer that is a record.Sizer learns the export's size before the first write (the HTTP
+// answer's Content-Length), and it is what is written.
+func TestExportTellsItsSize(t *testing.T) {
+	r, _, _ := recordClip(t, sample, 4*time.Second)
+	var w sizeWriter
+	if err := r.Export(&w, "cam1", t0.Add(1500*time.Millisecond), t0.Add(3500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if w.toldNum != 1 || w.late || w.size != int64(w.Len()) {
+		t.Errorf("told %d times the size %d (after a write: %v); %d bytes written", w.toldNum, w.size, w.late, w.Len())
+	}
+}
+
 // Invalid ranges keep their clear errors.
 func TestExportBadRanges(t *testing.T) {
 	r, _, _ := recordClip(t, sample, 4*time.Second)
