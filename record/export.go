@@ -8,13 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
 )
 
 // maxExportSamples bounds the frames one export holds (its sample tables are kept in memory,
-// 16 bytes a frame): an hour at 291 fps.
-const maxExportSamples = 1 << 20
+// 32 bytes a frame, 16 MiB at most): an hour at 145 fps.
+const maxExportSamples = 1 << 19
 
 // wallSlack: segment names, and so the frames' wall times, are to the millisecond (truncated):
 // a frame within a millisecond of from or to counts as the frame there.
@@ -24,7 +22,7 @@ const wallSlack = time.Millisecond
 // first write (an HTTP answer's Content-Length).
 type Sizer interface{ SetSize(n int64) }
 
-// errChanged: a fragment read for the second time differs from the first reading.
+// errChanged: a segment's data is no longer where its fragment said.
 var errChanged = errors.New("record: a segment changed while it was exported")
 
 // Export writes the video of stream presented in [from, to) as one MP4 (progressive: ftyp,
@@ -38,7 +36,7 @@ var errChanged = errors.New("record: a segment changed while it was exported")
 // frame's time is its segment's start (its key frame's wall time) plus its presentation time
 // after the key frame's, to the millisecond. The zero box holds the source PTS of
 // presentation time 0. It stops before a segment whose codec or parameter sets differ from
-// the first's. A writer that is a Sizer learns the size first. Errors: ErrTooLong (to-from over MaxExport, or more than 2^20 frames),
+// the first's. A writer that is a Sizer learns the size first. Errors: ErrTooLong (to-from over MaxExport, or more than 2^19 frames),
 // ErrNothing (no frame in the range, or an empty range), ErrNoStream.
 func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error {
 	if to.Sub(from) > MaxExport {
@@ -67,8 +65,6 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 // exportFrag is a fragment an export takes the first keep samples of.
 type exportFrag struct {
 	f    *os.File
-	at   int64 // the moof's offset
-	n    int   // moof and mdat, bytes
 	keep int
 }
 
@@ -114,28 +110,32 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 	var hasZero, haveKey bool
 	var keyCTO int64 // the segment's first sample's composition offset: its start's
 	used := false
-	err = fragmentsAt(f, func(h []byte) bool {
+	err = moofs(f, func(h []byte) bool {
 		segZero, hasZero = headZero(h)
 		head = append([]byte(nil), stripZero(h)...)
 		return true
-	}, func(at int64, frag []byte) error {
-		var parts fmp4.Parts
-		if err := parts.Unmarshal(frag); err != nil || len(parts) != 1 || len(parts[0].Tracks) != 1 || len(parts[0].Tracks[0].Samples) == 0 {
+	}, func(at int64, moof []byte, end int64) error {
+		base, samples, err := parseMoof(moof, at)
+		if err != nil {
 			return nil // a fragment not of ours: skipped
 		}
-		t := parts[0].Tracks[0]
+		for _, sm := range samples {
+			if sm.at < at+int64(len(moof)) || sm.at+int64(sm.size) > end {
+				return nil // data outside its mdat: skipped
+			}
+		}
 		if !haveKey {
-			keyCTO, haveKey = int64(t.Samples[0].PTSOffset), true
+			keyCTO, haveKey = int64(samples[0].cto), true
 		}
 		// each sample's wall time and decode time in the segment
-		walls := make([]time.Time, len(t.Samples))
-		dts := make([]uint64, len(t.Samples))
+		walls := make([]time.Time, len(samples))
+		dts := make([]uint64, len(samples))
 		last, in := -1, false // the last sample before to (decode order); any in the range
 		first := time.Time{}
-		d := t.BaseTime
-		for i, sm := range t.Samples {
+		d := base
+		for i, sm := range samples {
 			dts[i] = d
-			walls[i] = start.Add(tickSigned(int64(d)+int64(sm.PTSOffset)-keyCTO) + wallSlack)
+			walls[i] = start.Add(tickSigned(int64(d)+int64(sm.cto)-keyCTO) + wallSlack)
 			if walls[i].Before(p.to) {
 				last = i
 				in = in || !walls[i].Before(p.from)
@@ -143,7 +143,7 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 			if i == 0 || walls[i].Before(first) {
 				first = walls[i]
 			}
-			d += uint64(sm.Duration)
+			d += uint64(sm.dur)
 		}
 		if len(p.frags) > 0 && !bytes.Equal(p.init, head) {
 			p.done = true // another codec or other parameter sets: a file of its own
@@ -153,9 +153,9 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 			p.join(keyCTO)
 		}
 		if len(p.frags) > 0 || in { // the first frame at or past to ends the last one shown
-			for j, sm := range t.Samples {
+			for j, sm := range samples {
 				if !walls[j].Before(p.to) {
-					pts := p.out + dts[j] - t.BaseTime + uint64(max(sm.PTSOffset, 0))
+					pts := p.out + dts[j] - base + uint64(max(sm.cto, 0))
 					if !p.capped || pts < p.cap {
 						p.cap, p.capped = pts, true
 					}
@@ -173,8 +173,8 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 			p.init = head
 		}
 		for i := 0; i <= last; i++ {
-			sm := t.Samples[i]
-			m := sampleMeta{size: uint32(len(sm.Payload)), dur: sm.Duration, cto: uint32(max(sm.PTSOffset, 0)), sync: !sm.IsNonSyncSample}
+			sm := samples[i]
+			m := sampleMeta{size: sm.size, dur: sm.dur, cto: uint32(max(sm.cto, 0)), sync: sm.sync, at: sm.at}
 			pts := p.out + uint64(m.cto)
 			if !walls[i].Before(p.from) && walls[i].Before(p.to) {
 				if !p.shown || pts < p.start {
@@ -187,7 +187,7 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 				p.skipped = true
 			}
 			p.maxPTS = max(p.maxPTS, pts)
-			if i < len(t.Samples)-1 { // a DTS step; a fragment's last may be a guess
+			if i < len(samples)-1 { // a DTS step; a fragment's last may be a guess
 				p.frameDur = m.dur
 			}
 			p.out += uint64(m.dur)
@@ -198,9 +198,9 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 			return ErrTooLong
 		}
 		p.chunks = append(p.chunks, uint32(last+1))
-		p.frags = append(p.frags, exportFrag{f: f, at: at, n: len(frag), keep: last + 1})
+		p.frags = append(p.frags, exportFrag{f: f, keep: last + 1})
 		used = true
-		if last < len(t.Samples)-1 {
+		if last < len(samples)-1 {
 			p.skipped = true // frames past to, decoded before the last one shown
 			p.done = true
 			return errStop
@@ -227,7 +227,7 @@ func (p *exportPlan) join(keyCTO int64) {
 	}
 }
 
-// write writes the MP4: the head from the plan, then the samples read a second time.
+// write writes the MP4: the head from the plan, then the samples' data from the segments.
 func (p *exportPlan) write(w io.Writer) error {
 	if !p.shown {
 		return ErrNothing
@@ -262,22 +262,18 @@ func (p *exportPlan) write(w io.Writer) error {
 	}
 	i := 0
 	for _, fr := range p.frags {
-		b := make([]byte, fr.n)
-		if _, err := fr.f.ReadAt(b, fr.at); err != nil {
-			return errChanged
-		}
-		var parts fmp4.Parts
-		if err := parts.Unmarshal(b); err != nil || len(parts) != 1 || len(parts[0].Tracks) != 1 || len(parts[0].Tracks[0].Samples) < fr.keep {
-			return errChanged
-		}
-		for _, sm := range parts[0].Tracks[0].Samples[:fr.keep] {
-			if uint32(len(sm.Payload)) != p.samples[i].size {
-				return errChanged
+		// the samples' data, runs of adjacent ones copied at once
+		for j := 0; j < fr.keep; {
+			at, n := p.samples[i].at, int64(p.samples[i].size)
+			for j, i = j+1, i+1; j < fr.keep && p.samples[i].at == at+n; j, i = j+1, i+1 {
+				n += int64(p.samples[i].size)
 			}
-			if _, err := bw.Write(sm.Payload); err != nil {
+			if c, err := io.Copy(bw, io.NewSectionReader(fr.f, at, n)); err != nil || c != n {
+				if err == nil || errors.Is(err, io.EOF) {
+					err = errChanged
+				}
 				return err
 			}
-			i++
 		}
 	}
 	return bw.Flush()

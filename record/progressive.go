@@ -14,6 +14,7 @@ type sampleMeta struct {
 	dur  uint32 // ticks to the next sample's decode time
 	cto  uint32 // composition offset, ticks (ctts version 0: never negative)
 	sync bool
+	at   int64 // its data's offset in its segment
 }
 
 // edit is the single edit of an edit list (ISO/IEC 14496-12 §8.6.6): the presentation shows

@@ -112,18 +112,24 @@ var errStop = errors.New("stop")
 // section; false stops), frag each moof with the mdat after it. Each read is bounded by
 // maxFragment; a torn or oversized box ends the walk.
 func fragments(f *os.File, head func([]byte) bool, frag func([]byte) error) error {
-	return fragmentsAt(f, head, func(_ int64, b []byte) error { return frag(b) })
+	return walkFragments(f, head, false, func(_ int64, b []byte, _ int64) error { return frag(b) })
 }
 
-// fragmentsAt is fragments handing frag each fragment's offset in the file too.
-func fragmentsAt(f *os.File, head func([]byte) bool, frag func(at int64, b []byte) error) error {
+// moofs is fragments handing frag only each fragment's moof box, with its offset in the file
+// and the end of the mdat after it.
+func moofs(f *os.File, head func([]byte) bool, frag func(at int64, moof []byte, end int64) error) error {
+	return walkFragments(f, head, true, frag)
+}
+
+// walkFragments walks f's boxes for fragments and moofs.
+func walkFragments(f *os.File, head func([]byte) bool, moofOnly bool, frag func(at int64, b []byte, end int64) error) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil
 	}
 	size := fi.Size()
 	var hdr [8]byte
-	off, moof := int64(0), int64(-1)
+	off, moof, moofLen := int64(0), int64(-1), int64(0)
 	for off+8 <= size {
 		if _, err := f.ReadAt(hdr[:], off); err != nil {
 			return nil
@@ -145,17 +151,21 @@ func fragmentsAt(f *os.File, head func([]byte) bool, frag func(at int64, b []byt
 				}
 				head = nil
 			}
-			moof = off
+			moof, moofLen = off, n
 		case typ == "mdat" && moof >= 0:
 			end := off + n
-			if end-moof > maxFragment {
+			read := end - moof
+			if moofOnly {
+				read = moofLen
+			}
+			if read > maxFragment {
 				return nil
 			}
-			b := make([]byte, end-moof)
+			b := make([]byte, read)
 			if _, err := f.ReadAt(b, moof); err != nil {
 				return nil
 			}
-			if err := frag(moof, b); err != nil {
+			if err := frag(moof, b, end); err != nil {
 				if errors.Is(err, errStop) {
 					return nil
 				}
