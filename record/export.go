@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -21,6 +22,11 @@ const wallSlack = time.Millisecond
 // Sizer is what an export's writer may also be: told the export's size in bytes before the
 // first write (an HTTP answer's Content-Length).
 type Sizer interface{ SetSize(n int64) }
+
+// leadMargin: a segment starting this long after an export's end is read too, for its first
+// GOP's leading frames (an open GOP's, presented before its key frame: before the segment's
+// start).
+const leadMargin = 10 * time.Second
 
 // errChanged: a segment's data is no longer where its fragment said.
 var errChanged = errors.New("record: a segment changed while it was exported")
@@ -45,7 +51,7 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 	if !from.Before(to) {
 		return ErrNothing
 	}
-	segs, err := r.Segments(stream, from, to)
+	segs, err := r.Segments(stream, from, to.Add(leadMargin))
 	if err != nil {
 		return err
 	}
@@ -59,7 +65,20 @@ func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error 
 			break
 		}
 	}
+	p.takeHeld()
 	return p.write(w)
+}
+
+// seenFrag is a fragment the first pass has read: its moof's samples and their wall times.
+type seenFrag struct {
+	f       *os.File
+	head    []byte // its segment's init section, without the zero box
+	segZero time.Duration
+	hasZero bool
+	base    uint64 // its first sample's decode time in its segment, ticks
+	samples []moofSample
+	walls   []time.Time // each sample's wall time (presentation)
+	after   bool        // every frame at or past to: only its times count
 }
 
 // exportFrag is a fragment an export takes the first keep samples of.
@@ -71,8 +90,13 @@ type exportFrag struct {
 // exportPlan gathers an export's samples (the first pass over the fragments).
 type exportPlan struct {
 	from, to time.Time
-	init     []byte // the first exported segment's init section, without its zero box
 	files    []*os.File
+	held     []seenFrag // from the last fragment whose key frame is at or before from
+	heldN    int        // their samples
+	done     bool       // a frame at or past to was seen, or a segment differs: nothing later is read
+
+	init     []byte // the first exported segment's init section, without its zero box
+	last     *os.File
 	frags    []exportFrag
 	samples  []sampleMeta
 	chunks   []uint32 // samples of each fragment taken
@@ -82,13 +106,12 @@ type exportPlan struct {
 	start    uint64 // its earliest presentation time on the timeline, ticks
 	end      uint64 // the end of the latest one's (its PTS plus its duration)
 	cap      uint64 // the earliest presentation time of a frame at or past to (capped: seen)
+	capped   bool
 	maxPTS   uint64 // the latest presentation time taken
 	frameDur uint32 // the last duration taken that was a step between two DTS: a frame's
-	capped   bool
-	skipped  bool // a frame taken is outside the range
+	skipped  bool   // a frame taken is outside the range
 	zero     time.Duration
 	hasZero  bool
-	done     bool // a frame at or past to was seen, or a segment differs: nothing later is taken
 }
 
 func (p *exportPlan) close() {
@@ -97,20 +120,22 @@ func (p *exportPlan) close() {
 	}
 }
 
-// segment takes the fragments of the segment at path (starting at wall time start) that
-// present frames in the range. The segment's file stays open for the second pass (retention
-// may remove it meanwhile).
+// segment reads the moofs of the segment at path (starting at wall time start) and holds the
+// fragments from the last one whose key frame is at or before from (a decoder needs it, and
+// an open GOP's leading frames need the GOP before) to the first whose every frame is at or
+// past to. The segment's file stays open for the second pass (retention may remove it
+// meanwhile).
 func (p *exportPlan) segment(path string, start time.Time) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil // removed by retention meanwhile
 	}
+	p.files = append(p.files, f)
 	var head []byte
 	var segZero time.Duration
 	var hasZero, haveKey bool
 	var keyCTO int64 // the segment's first sample's composition offset: its start's
-	used := false
-	err = moofs(f, func(h []byte) bool {
+	return moofs(f, func(h []byte) bool {
 		segZero, hasZero = headZero(h)
 		head = append([]byte(nil), stripZero(h)...)
 		return true
@@ -127,100 +152,151 @@ func (p *exportPlan) segment(path string, start time.Time) error {
 		if !haveKey {
 			keyCTO, haveKey = int64(samples[0].cto), true
 		}
-		// each sample's wall time and decode time in the segment
-		walls := make([]time.Time, len(samples))
-		dts := make([]uint64, len(samples))
-		last, in := -1, false // the last sample before to (decode order); any in the range
-		first := time.Time{}
+		fr := seenFrag{f: f, head: head, segZero: segZero, hasZero: hasZero, base: base, samples: samples,
+			walls: make([]time.Time, len(samples))}
+		first, inOrAfter := time.Time{}, false
 		d := base
 		for i, sm := range samples {
-			dts[i] = d
-			walls[i] = start.Add(tickSigned(int64(d)+int64(sm.cto)-keyCTO) + wallSlack)
-			if walls[i].Before(p.to) {
-				last = i
-				in = in || !walls[i].Before(p.from)
+			fr.walls[i] = start.Add(tickSigned(int64(d)+int64(sm.cto)-keyCTO) + wallSlack)
+			if i == 0 || fr.walls[i].Before(first) {
+				first = fr.walls[i]
 			}
-			if i == 0 || walls[i].Before(first) {
-				first = walls[i]
-			}
+			inOrAfter = inOrAfter || !fr.walls[i].Before(p.from)
 			d += uint64(sm.dur)
 		}
-		if len(p.frags) > 0 && !bytes.Equal(p.init, head) {
-			p.done = true // another codec or other parameter sets: a file of its own
-			return errStop
-		}
-		if len(p.frags) > 0 && !used {
-			p.join(keyCTO)
-		}
-		if len(p.frags) > 0 || in { // the first frame at or past to ends the last one shown
-			for j, sm := range samples {
-				if !walls[j].Before(p.to) {
-					pts := p.out + dts[j] - base + uint64(max(sm.cto, 0))
-					if !p.capped || pts < p.cap {
-						p.cap, p.capped = pts, true
-					}
-				}
+		if len(p.held) > 0 && !bytes.Equal(p.held[0].head, head) {
+			if p.inRange() {
+				p.done = true // another codec or other parameter sets: a file of its own
+				return errStop
 			}
+			p.held, p.heldN = nil, 0 // what was held is of no use to this
 		}
-		if !first.Before(p.to) {
+		switch {
+		case !first.Before(p.to):
+			if len(p.held) > 0 {
+				fr.after = true
+				p.held = append(p.held, fr)
+			}
 			p.done = true
 			return errStop
+		case !fr.walls[0].After(p.from): // its key frame at or before from: a new start
+			p.held, p.heldN = append(p.held[:0], fr), 0
+		case len(p.held) > 0 || inOrAfter:
+			p.held = append(p.held, fr)
+		default:
+			return nil
 		}
-		if !in && len(p.frags) == 0 {
-			return nil // before the range
-		}
-		if len(p.frags) == 0 {
-			p.init = head
-		}
-		for i := 0; i <= last; i++ {
-			sm := samples[i]
-			m := sampleMeta{size: sm.size, dur: sm.dur, cto: uint32(max(sm.cto, 0)), sync: sm.sync, at: sm.at}
-			pts := p.out + uint64(m.cto)
-			if !walls[i].Before(p.from) && walls[i].Before(p.to) {
-				if !p.shown || pts < p.start {
-					p.start = pts
-					p.zero, p.hasZero = segZero+tickSigned(int64(dts[i])+int64(m.cto)), hasZero
-				}
-				p.shown = true
-				p.end = max(p.end, pts+uint64(m.dur))
-			} else {
-				p.skipped = true
-			}
-			p.maxPTS = max(p.maxPTS, pts)
-			if i < len(samples)-1 { // a DTS step; a fragment's last may be a guess
-				p.frameDur = m.dur
-			}
-			p.out += uint64(m.dur)
-			p.bytes += uint64(m.size)
-			p.samples = append(p.samples, m)
-		}
-		if len(p.samples) > maxExportSamples {
+		if p.heldN += len(samples); p.heldN > maxExportSamples {
 			return ErrTooLong
-		}
-		p.chunks = append(p.chunks, uint32(last+1))
-		p.frags = append(p.frags, exportFrag{f: f, keep: last + 1})
-		used = true
-		if last < len(samples)-1 {
-			p.skipped = true // frames past to, decoded before the last one shown
-			p.done = true
-			return errStop
 		}
 		return nil
 	})
-	if used {
-		p.files = append(p.files, f)
-	} else {
-		f.Close()
-	}
-	return err
 }
 
-// join lengthens the last sample taken so that the next segment's first frame, of composition
-// offset keyCTO, is presented a frame after the latest presented so far: a segment that ended
-// at a gap or a PTS going back gave its last sample a guessed duration (one tick, or 1/25 s),
-// which would present the next segment's first frames among, or too close to, this one's last.
-func (p *exportPlan) join(keyCTO int64) {
-	next := p.out + uint64(max(keyCTO, 0))
+// inRange reports whether a fragment held has a frame at or after from.
+func (p *exportPlan) inRange() bool {
+	return slices.ContainsFunc(p.held, p.reaches)
+}
+
+// reaches reports whether fr has a frame at or after from.
+func (p *exportPlan) reaches(fr seenFrag) bool {
+	return slices.ContainsFunc(fr.walls, func(w time.Time) bool { return !w.Before(p.from) })
+}
+
+// leads reports whether fr has leading frames: decoded after its key frame, presented before.
+func leads(fr seenFrag) bool {
+	return slices.ContainsFunc(fr.walls, func(w time.Time) bool { return w.Before(fr.walls[0]) })
+}
+
+// takeHeld takes the fragments held, less a first one of no use: one without a frame at or
+// after from, before a fragment without leading frames.
+func (p *exportPlan) takeHeld() {
+	held := p.held
+	for len(held) >= 2 && !p.reaches(held[0]) && !leads(held[1]) {
+		held = held[1:]
+	}
+	for _, fr := range held {
+		if !p.take(fr) {
+			break
+		}
+	}
+}
+
+// take takes the samples of fr up to the last presented before to, in decode order, and notes
+// its frames' times; false when nothing later is to be taken.
+func (p *exportPlan) take(fr seenFrag) bool {
+	if p.last != nil && fr.f != p.last {
+		p.join(fr)
+	}
+	dts := uint64(0)                // from the fragment's start
+	for j, sm := range fr.samples { // the first frame at or past to ends the last one shown
+		if pts := p.out + dts + uint64(max(sm.cto, 0)); !fr.walls[j].Before(p.to) && (!p.capped || pts < p.cap) {
+			p.cap, p.capped = pts, true
+		}
+		dts += uint64(sm.dur)
+	}
+	if fr.after {
+		return false
+	}
+	last := -1 // the last sample before to, in decode order
+	for i, w := range fr.walls {
+		if w.Before(p.to) {
+			last = i
+		}
+	}
+	if len(p.frags) == 0 {
+		p.init = fr.head
+	}
+	dts = fr.base
+	for i := 0; i <= last; i++ {
+		sm := fr.samples[i]
+		m := sampleMeta{size: sm.size, dur: sm.dur, cto: uint32(max(sm.cto, 0)), sync: sm.sync, at: sm.at}
+		pts := p.out + uint64(m.cto)
+		if w := fr.walls[i]; !w.Before(p.from) && w.Before(p.to) {
+			if !p.shown || pts < p.start {
+				p.start = pts
+				p.zero, p.hasZero = fr.segZero+tickSigned(int64(dts)+int64(m.cto)), fr.hasZero
+			}
+			p.shown = true
+			p.end = max(p.end, pts+uint64(m.dur))
+		} else {
+			p.skipped = true
+		}
+		p.maxPTS = max(p.maxPTS, pts)
+		if i < len(fr.samples)-1 { // a DTS step; a fragment's last may be a guess
+			p.frameDur = m.dur
+		}
+		p.out += uint64(m.dur)
+		p.bytes += uint64(m.size)
+		p.samples = append(p.samples, m)
+		dts += uint64(m.dur)
+	}
+	if last < 0 {
+		return false
+	}
+	p.chunks = append(p.chunks, uint32(last+1))
+	p.frags = append(p.frags, exportFrag{f: fr.f, keep: last + 1})
+	p.last = fr.f
+	if last < len(fr.samples)-1 {
+		p.skipped = true // frames past to, decoded before the last one shown
+		return false
+	}
+	return true
+}
+
+// join lengthens the last sample taken so that fr, the first fragment of the next segment, is
+// presented from a frame after the latest presented so far: a segment that ended at a gap or
+// a PTS going back gave its last sample a guessed duration (one tick, or 1/25 s), which would
+// present the next segment's first frames among, or too close to, this one's last.
+func (p *exportPlan) join(fr seenFrag) {
+	earliest, d := uint64(0), uint64(0)
+	for i, sm := range fr.samples {
+		if t := d + uint64(max(sm.cto, 0)); i == 0 || t < earliest {
+			earliest = t
+		}
+		d += uint64(sm.dur)
+	}
+	next := p.out + earliest
 	if want := p.maxPTS + uint64(p.frameDur); next < want && len(p.samples) > 0 {
 		p.samples[len(p.samples)-1].dur += uint32(want - next)
 		p.out += want - next

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,6 +195,57 @@ func TestExportCutsAtFrames(t *testing.T) {
 				t.Errorf("the export's zero is PTS %v, want the frame at start's, %v", zero, want)
 			}
 		})
+	}
+}
+
+// Ranges starting and ending anywhere (on a key frame, a P- or B-frame, between two frames),
+// within a segment or across them: each export presents exactly the range's frames. The H.265
+// clip has open GOPs: a CRA key frame every 10 s whose leading frames (decoded after it,
+// presented before it, referring to the GOP before) start the next segment. EXPORT_SEED
+// picks other ranges.
+func TestExportRandomRanges(t *testing.T) {
+	seed := uint64(26)
+	if v, err := strconv.ParseUint(os.Getenv("EXPORT_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	for _, tc := range []struct {
+		name, asset string
+		frame       time.Duration
+	}{{"H.264", sample, 100 * time.Millisecond}, {"H.265", "videos/person-bicycle-car_hevc.mp4", 84 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, units, byPTS := recordClip(t, tc.asset, 12*time.Second)
+			rng := rand.New(rand.NewPCG(seed, 1))
+			n := 0
+			for range 5 {
+				a, b := units[rng.IntN(len(units))].Wallclock, units[rng.IntN(len(units))].Wallclock
+				if a.After(b) {
+					a, b = b, a
+				}
+				from := a.Add(time.Duration(rng.IntN(3)) * 40 * time.Millisecond) // on the frame, or 40 or 80 ms after
+				to := b.Add(time.Duration(rng.IntN(3)) * 40 * time.Millisecond)
+				if to.Sub(from) < 200*time.Millisecond {
+					continue
+				}
+				p := export(t, r, from, to)
+				checkExact(t, p, units, byPTS, from, to, tc.frame, 0)
+				n++
+			}
+			t.Logf("%d ranges (seed %d)", n, seed)
+		})
+	}
+}
+
+// Open GOPs (the H.265 clip: a CRA key frame every 10 s, its leading frames presented before
+// it and referring to the GOP before, in the next segment): a range starting at a leading
+// frame takes the GOP before too, a range ending at the CRA takes its leading frames.
+func TestExportOpenGOP(t *testing.T) {
+	r, units, byPTS := recordClip(t, "videos/person-bicycle-car_hevc.mp4", 12*time.Second)
+	for _, rg := range [][2]time.Duration{{9900 * time.Millisecond, 11500 * time.Millisecond}, {8150 * time.Millisecond, 10 * time.Second}} {
+		from, _ := frameTime(t, units, rg[0])
+		to, _ := frameTime(t, units, rg[1])
+		p := export(t, r, from, to)
+		decodes(t, p)
+		checkExact(t, p, units, byPTS, from, to, 84*time.Millisecond, 0)
 	}
 }
 
