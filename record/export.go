@@ -33,17 +33,18 @@ var errChanged = errors.New("record: a segment changed while it was exported")
 
 // Export writes the video of stream presented in [from, to) as one MP4 (progressive: ftyp,
 // moov, the zero box, mdat), the coded video as recorded, not re-encoded: the samples from the
-// key frame at or before from (needed to decode) to the last frame presented before to, in
-// decode order, on one timeline (gaps between segments closed up). An edit list (ISO/IEC
-// 14496-12 §8.6.6) presents from the frame at from up to the frame at or after to, so players
-// that honour it (FFmpeg, Chromium) show exactly the range; the earlier frames of the first
-// GOP stay in the file, decoded but not shown. Without a frame to skip and with the first
-// frame at media time 0 (a range from a key frame, no B-frames) there is no edit list. A
-// frame's time is its segment's start (its key frame's wall time) plus its presentation time
-// after the key frame's, to the millisecond. The zero box holds the source PTS of
-// presentation time 0. It stops before a segment whose codec or parameter sets differ from
-// the first's. A writer that is a Sizer learns the size first. Errors: ErrTooLong (to-from over MaxExport, or more than 2^19 frames),
-// ErrNothing (no frame in the range, or an empty range), ErrNoStream.
+// key frame at or before from (needed to decode; for a leading frame of an open GOP, the GOP
+// before's) to the last frame presented before to, in decode order, on one timeline (gaps
+// between segments closed up). An edit list (ISO/IEC 14496-12 §8.6.6) presents from the frame
+// at from up to the frame at or after to, so players that honour it (FFmpeg, Chromium) show
+// exactly the range; the earlier frames of the first GOP stay in the file, decoded but not
+// shown. Without a frame to skip and with the first frame at media time 0 (a range from a key
+// frame, no B-frames) there is no edit list. A frame's time is its segment's start (its key
+// frame's wall time) plus its presentation time after the key frame's, to the millisecond.
+// The zero box holds the source PTS of presentation time 0. It stops before a segment whose
+// codec or parameter sets differ from the first's. A writer that is a Sizer learns the size
+// first. Errors: ErrTooLong (to-from over MaxExport, or more than 2^19 frames), ErrNothing (no
+// frame in the range, or an empty range), ErrNoStream.
 func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error {
 	if to.Sub(from) > MaxExport {
 		return ErrTooLong
