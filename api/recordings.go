@@ -220,6 +220,14 @@ type committedWriter struct {
 	committed bool
 }
 
+// SetSize sets the answer's Content-Length before its first write (record.Sizer): a client
+// can tell an export cut short.
+func (c *committedWriter) SetSize(n int64) {
+	if !c.committed {
+		c.w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+	}
+}
+
 func (c *committedWriter) Write(p []byte) (int, error) {
 	c.committed = true
 	return c.w.Write(p)

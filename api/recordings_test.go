@@ -186,6 +186,9 @@ func TestRecordingAndResultsLog(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("export: %s %s", resp.Status, b)
 	}
+	if resp.ContentLength != int64(len(b)) {
+		t.Errorf("the export's Content-Length is %d, %d bytes came", resp.ContentLength, len(b))
+	}
 	exp := filepath.Join(dir, "export.mp4")
 	os.WriteFile(exp, b, 0o644)
 	out, err := exec.Command("ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",

@@ -1,18 +1,13 @@
 package record
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
-	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4/seekablebuffer"
 )
 
 // Errors of the queries.
@@ -96,93 +91,6 @@ func (r *Recorder) Open(stream, name string) (*os.File, error) {
 	return f, err
 }
 
-// Export writes the video of stream in [from, to) as one fragmented MP4, the coded video as
-// recorded: the init section of the first segment, then the fragments (GOPs) overlapping the
-// range, on one timeline (gaps between segments closed up). It stops before a segment whose
-// codec or parameter sets differ from the first's. from and to may be at most MaxExport apart.
-func (r *Recorder) Export(w io.Writer, stream string, from, to time.Time) error {
-	if to.Sub(from) > MaxExport {
-		return ErrTooLong
-	}
-	segs, err := r.Segments(stream, from, to)
-	if err != nil {
-		return err
-	}
-	var init []byte
-	var segZero time.Duration // the zero of the segment being read (hasZero: it has one)
-	var hasZero bool
-	var offset uint64 // the timeline's end so far, in timescale ticks
-	var shift uint64  // the first fragment exported starts the timeline at 0
-	var seq uint32
-	var scratch seekablebuffer.Buffer
-	for _, s := range segs {
-		f, err := os.Open(filepath.Join(r.Dir, stream, s.Name))
-		if err != nil {
-			continue // removed by retention meanwhile
-		}
-		var segEnd uint64
-		same := true
-		err = fragments(f, func(head []byte) bool {
-			segZero, hasZero = headZero(head)
-			head = stripZero(head)
-			if init == nil {
-				init = append([]byte(nil), head...)
-				return true // written with the first fragment exported
-			}
-			same = bytes.Equal(init, head)
-			return same
-		}, func(frag []byte) error {
-			var parts fmp4.Parts
-			if err := parts.Unmarshal(frag); err != nil || len(parts) != 1 || len(parts[0].Tracks) != 1 {
-				return nil // a fragment not of ours: skipped
-			}
-			t := parts[0].Tracks[0]
-			var dur uint64
-			for _, sm := range t.Samples {
-				dur += uint64(sm.Duration)
-			}
-			segEnd = max(segEnd, t.BaseTime+dur)
-			at := s.Start.Add(time.Duration(t.BaseTime) * time.Second / timescale)
-			if !at.Before(to) {
-				return errStop // the rest of the segment is later still
-			}
-			if !at.Add(time.Duration(dur) * time.Second / timescale).After(from) {
-				return nil
-			}
-			if seq == 0 {
-				shift = offset + t.BaseTime
-				head := init
-				if hasZero { // the export's media time 0 is this fragment's start
-					head = append(append([]byte(nil), init...), zeroBox(segZero+time.Duration(t.BaseTime)*time.Second/timescale)...)
-				}
-				if _, err := w.Write(head); err != nil {
-					return err
-				}
-			}
-			seq++
-			scratch.Reset()
-			np := fmp4.Part{SequenceNumber: seq, Tracks: []*fmp4.PartTrack{{ID: t.ID, BaseTime: offset + t.BaseTime - shift, Samples: t.Samples}}}
-			if err := np.Marshal(&scratch); err != nil {
-				return err
-			}
-			_, err := w.Write(scratch.Bytes())
-			return err
-		})
-		f.Close()
-		if err != nil {
-			return err
-		}
-		if !same {
-			break
-		}
-		offset += segEnd
-	}
-	if init == nil || seq == 0 {
-		return ErrNothing
-	}
-	return nil
-}
-
 // partName reports whether name is an open segment's: START.part, START 15 digits.
 func partName(name string) bool {
 	ms, ok := strings.CutSuffix(name, partExt)
@@ -204,13 +112,24 @@ var errStop = errors.New("stop")
 // section; false stops), frag each moof with the mdat after it. Each read is bounded by
 // maxFragment; a torn or oversized box ends the walk.
 func fragments(f *os.File, head func([]byte) bool, frag func([]byte) error) error {
+	return walkFragments(f, head, false, func(_ int64, b []byte, _ int64) error { return frag(b) })
+}
+
+// moofs is fragments handing frag only each fragment's moof box, with its offset in the file
+// and the end of the mdat after it.
+func moofs(f *os.File, head func([]byte) bool, frag func(at int64, moof []byte, end int64) error) error {
+	return walkFragments(f, head, true, frag)
+}
+
+// walkFragments walks f's boxes for fragments and moofs.
+func walkFragments(f *os.File, head func([]byte) bool, moofOnly bool, frag func(at int64, b []byte, end int64) error) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil
 	}
 	size := fi.Size()
 	var hdr [8]byte
-	off, moof := int64(0), int64(-1)
+	off, moof, moofLen := int64(0), int64(-1), int64(0)
 	for off+8 <= size {
 		if _, err := f.ReadAt(hdr[:], off); err != nil {
 			return nil
@@ -232,17 +151,21 @@ func fragments(f *os.File, head func([]byte) bool, frag func([]byte) error) erro
 				}
 				head = nil
 			}
-			moof = off
+			moof, moofLen = off, n
 		case typ == "mdat" && moof >= 0:
 			end := off + n
-			if end-moof > maxFragment {
+			read := end - moof
+			if moofOnly {
+				read = moofLen
+			}
+			if read > maxFragment {
 				return nil
 			}
-			b := make([]byte, end-moof)
+			b := make([]byte, read)
 			if _, err := f.ReadAt(b, moof); err != nil {
 				return nil
 			}
-			if err := frag(b); err != nil {
+			if err := frag(moof, b, end); err != nil {
 				if errors.Is(err, errStop) {
 					return nil
 				}

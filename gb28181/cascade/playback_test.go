@@ -70,7 +70,8 @@ func crcs(t *testing.T, ffmpeg, format, file string) []string {
 // back (s=Playback, t= Unix seconds, over UDP paced at real time) or downloads one
 // (s=Download, downloadspeed 8, TCP): the PS it receives is the recorded coded video of the
 // GOPs holding the range, FFmpeg decoding it to exactly the frames it decodes from the
-// recording's export of that range; MediaStatus 121 comes at the end in the INVITE's Call-ID
+// recording's export of that range (its ends are key frames, so the export, cut at frames by
+// its edit list, shows the same GOPs; mid-GOP the PS starts at the key frame); MediaStatus 121 comes at the end in the INVITE's Call-ID
 // and the session stays until BYE. A range not recorded is 404, a reversed one or a downloadspeed over 16 488, a fifth
 // playback at once 486.
 func TestPlayback(t *testing.T) {

@@ -38,8 +38,9 @@ type Recordings interface {
 	RecordingSegments(stream string, from, to time.Time) ([]RecordedSegment, error)
 	// RecordingFile opens one segment by name (ErrNoRecording, ErrNotRecorded).
 	RecordingFile(stream, name string) (*os.File, error)
-	// RecordingExport writes the coded video of [from, to) as one MP4 (ErrRangeTooLong,
-	// ErrNoRecording).
+	// RecordingExport writes the coded video of exactly [from, to) as one MP4, cut at frames
+	// by an edit list (ErrRangeTooLong, ErrNoRecording); a w with SetSize(int64) is told the
+	// size before the first write.
 	RecordingExport(w io.Writer, stream string, from, to time.Time) error
 	// ResultsExport writes the logged frames of [from, to) as JSON Lines ("jsonl") or
 	// MOTChallenge rows ("mot"); ErrNotRecorded without a results log.
