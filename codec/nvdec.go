@@ -56,7 +56,8 @@ type NVDEC struct {
 	errs   [256]C.char
 	info   C.vf_frame_info
 	n      int64
-	synced bool // a key frame was sent
+	synced bool     // a key frame was sent
+	key    keyState // ProbeKey's (keyprobe.go)
 	order  ptsOrder
 	lum    lumaRows
 }
@@ -139,6 +140,9 @@ func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*fra
 			return &DecodeError{PTS: au.PTS, Reason: "waiting for the first key frame"}
 		}
 		d.synced = true
+		if d.key.resetFor(d.Codec, au) {
+			C.vf_nvdec_flush(d.d)
+		}
 	}
 	if len(au.Data) == 0 {
 		return nil
@@ -181,8 +185,39 @@ func (d *NVDEC) Flush(ctx context.Context, emit func(*frame.Frame) error) error 
 	err := d.receive(ctx, emit)
 	C.vf_nvdec_flush(d.d)
 	d.order.reset()
-	d.synced = false
+	d.synced, d.key.held = false, false
 	return err
+}
+
+// ProbeKey decodes the key frame au alone (an idle stream's, on a decoder that several
+// streams share) and emits its picture, without ending the stream where it can, so that the
+// hwaccel is not rebuilt (probeKey: keyprobe.go). Contract and errors of Decode and Flush.
+func (d *NVDEC) ProbeKey(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) (KeyProbe, error) {
+	if d.d == nil {
+		return KeyProbe{}, errors.New("codec: NVDEC ProbeKey before Init or after Close")
+	}
+	p, err := probeKey(d, d.Codec, ctx, au, emit)
+	d.synced = false
+	return p, err
+}
+
+func (d *NVDEC) keyState() *keyState { return &d.key }
+
+// pushEOS sends an H.264 end of sequence and emits the picture it pushes out.
+func (d *NVDEC) pushEOS(ctx context.Context, emit func(*frame.Frame) error) error {
+	if r := C.vf_nvdec_push_eos(d.d); r < 0 {
+		return &DecodeError{PTS: -1, Reason: "NVDEC rejected the end of sequence", Err: errors.New(averr(r))}
+	}
+	return d.receive(ctx, emit)
+}
+
+// Setups returns how many times FFmpeg set the hwaccel up (a CUVID decoder and its surfaces):
+// once per stream, again for a new picture size and, with H.264, after every Flush.
+func (d *NVDEC) Setups() int64 {
+	if d.d == nil {
+		return 0
+	}
+	return int64(C.vf_nvdec_setups(d.d))
 }
 
 // receive emits every picture the decoder has ready.

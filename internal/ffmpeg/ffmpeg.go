@@ -19,6 +19,7 @@ package ffmpeg
 #include <libavcodec/avcodec.h>
 #include <libavcodec/bsf.h>
 #include <libavutil/frame.h>
+#include <libavutil/mem.h>
 
 // vinfer_send copies size bytes of data into pkt (reusing its buffer when nobody else holds a
 // reference to it) and sends pkt to the decoder; data == NULL sends the end-of-stream marker.
@@ -75,6 +76,24 @@ static void vinfer_frame_info_get(const AVFrame *f, vinfer_frame_info *o) {
 static void vinfer_set_skip_nonref(AVCodecContext *cc, int on) {
 	cc->skip_frame = on ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
 }
+
+// vinfer_get_format counts the decoder's (re)initialisations: FFmpeg calls get_format when it
+// sets a decoder up for a stream's parameters (first picture, a new size or format, and, for
+// H.264, the first picture after avcodec_flush_buffers). cc->opaque holds the counter.
+static enum AVPixelFormat vinfer_get_format(AVCodecContext *cc, const enum AVPixelFormat *fmts) {
+	if (cc->opaque) __atomic_add_fetch((int64_t *)cc->opaque, 1, __ATOMIC_RELAXED);
+	return avcodec_default_get_format(cc, fmts);
+}
+
+static int64_t *vinfer_count_setups(AVCodecContext *cc) {
+	int64_t *n = av_mallocz(sizeof(*n));
+	if (!n) return NULL;
+	cc->opaque = n;
+	cc->get_format = vinfer_get_format;
+	return n;
+}
+
+static int64_t vinfer_setups(const int64_t *n) { return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0; }
 
 static void vinfer_set_pkt_timebase(AVCodecContext *cc, int num, int den) {
 	cc->pkt_timebase.num = num;
@@ -240,6 +259,56 @@ func SetSkipNonRef(cc *astiav.CodecContext, on bool) {
 		v = 1
 	}
 	C.vinfer_set_skip_nonref(codecContext(cc), C.int(v))
+}
+
+// Setups counts a decoder's set-ups (get_format calls: the first picture, a new picture size
+// or format, and for H.264 the first picture after FlushDecoder, which frees the decoder's
+// tables; a hardware decoder is rebuilt each time). Free it after freeing the codec context.
+type Setups struct{ n *C.int64_t }
+
+// CountSetups makes cc count its set-ups; call it before opening cc. It replaces cc's
+// get_format with FFmpeg's default choice plus the count, and uses cc's opaque field.
+func CountSetups(cc *astiav.CodecContext) *Setups {
+	return &Setups{n: C.vinfer_count_setups(codecContext(cc))}
+}
+
+// N returns the set-ups so far (0 after Free or when the counter could not be allocated).
+func (s *Setups) N() int64 {
+	if s == nil {
+		return 0
+	}
+	return int64(C.vinfer_setups(s.n))
+}
+
+// Free frees the counter; call it after the codec context was freed.
+func (s *Setups) Free() {
+	if s != nil && s.n != nil {
+		C.av_free(unsafe.Pointer(s.n))
+		s.n = nil
+	}
+}
+
+// EndOfSequenceH264 is an H.264 end-of-sequence NAL unit (ITU-T H.264 §7.4.1.2.3,
+// nal_unit_type 10) with its start code. Sent alone after a picture, it makes FFmpeg's H.264
+// decoder output the oldest picture it holds for reordering, as an end of stream would, but
+// without ending the stream: the decoder keeps its set-up (FlushDecoder would free it).
+var EndOfSequenceH264 = []byte{0, 0, 0, 1, 0x0a}
+
+// HasIDR reports whether the H.264 Annex-B access unit au holds an IDR slice (nal_unit_type
+// 5), after which the decoder holds no reference of an earlier stream.
+func HasIDR(au []byte) bool {
+	for i := 0; i+3 < len(au); i++ {
+		if au[i] == 0 && au[i+1] == 0 && au[i+2] == 1 {
+			switch au[i+3] & 0x1f {
+			case 5:
+				return true
+			case 1: // a non-IDR slice: an access unit's slices are all IDR or none (§7.4.1.2.4)
+				return false
+			}
+			i += 2
+		}
+	}
+	return false
 }
 
 // FrameInfo is what a decoder needs of an AVFrame, read in one cgo call.

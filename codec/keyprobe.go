@@ -1,0 +1,90 @@
+package codec
+
+import (
+	"context"
+	"time"
+
+	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/internal/ffmpeg"
+	"github.com/vinfer/vinfer/media"
+)
+
+// KeyProbe is what a ProbeKey did: an idle stream's key frame decoded alone on a decoder that
+// several streams share (package decpool).
+type KeyProbe struct {
+	// Frames is the number of pictures emitted (1 normally).
+	Frames int
+	// Send is the time to send the key frame and receive what came out at once; Push that to
+	// push its picture out with an H.264 end of sequence (Pushed); Drain that of the fallback,
+	// an end-of-stream drain and reset (Drained).
+	Send, Push, Drain time.Duration
+	Pushed, Drained   bool
+	// Setups counts the decoder set-ups during the probe (Setups of the decoder: with NVDEC a
+	// CUVID decoder and its surfaces made anew).
+	Setups int64
+}
+
+// keyDecoder is what probeKey needs of a decoder (Decoder, NVDEC).
+type keyDecoder interface {
+	Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error
+	Flush(ctx context.Context, emit func(*frame.Frame) error) error
+	Setups() int64
+	// pushEOS sends EndOfSequenceH264 and emits what comes out.
+	pushEOS(ctx context.Context, emit func(*frame.Frame) error) error
+	// keyState is the decoder's state between probes.
+	keyState() *keyState
+}
+
+// keyState is what a decoder remembers of its probes.
+type keyState struct {
+	// held: the last probe left its key frame in the decoder as a reference (no reset), and
+	// the decoder awaits a key frame (synced is false).
+	held bool
+}
+
+// resetFor reports whether a decoder whose last probe left its state must be reset before
+// au: unless au is an H.264 IDR, which drops every reference itself, the pictures of another
+// stream would be referenced.
+func (k *keyState) resetFor(c media.Codec, au *media.AccessUnit) bool {
+	if !k.held {
+		return false
+	}
+	k.held = false
+	return c != media.CodecH264 || !ffmpeg.HasIDR(au.Data)
+}
+
+// probeKey decodes the key frame au alone on d and emits its picture without ending the
+// stream when it can: the picture comes out on its own (no reordering delay), or for an H.264
+// IDR an end of sequence pushes it out; the decoder keeps its set-up and the IDR of the next
+// probe drops this one's reference. Otherwise (H.265, an H.264 key frame without IDR, nothing
+// out) it drains to the end of stream and resets, as Flush does; an H.264 reset frees the
+// decoder's set-up, rebuilt by the next picture (KeyProbe.Setups; with NVDEC ~10-100 ms and
+// device allocations). After ProbeKey the decoder takes key frames only.
+func probeKey(d keyDecoder, c media.Codec, ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) (KeyProbe, error) {
+	var p KeyProbe
+	s0 := d.Setups()
+	count := func(f *frame.Frame) error {
+		p.Frames++
+		return emit(f)
+	}
+	push := c == media.CodecH264 && au.Key && ffmpeg.HasIDR(au.Data)
+	t := time.Now()
+	err := d.Decode(ctx, au, count)
+	p.Send = time.Since(t)
+	if err == nil && push && p.Frames == 0 {
+		t = time.Now()
+		err = d.pushEOS(ctx, count)
+		p.Push, p.Pushed = time.Since(t), true
+	}
+	if err != nil || !push || p.Frames == 0 {
+		t = time.Now()
+		if ferr := d.Flush(ctx, count); err == nil {
+			err = ferr
+		}
+		p.Drain, p.Drained = time.Since(t), true
+	} else {
+		d.keyState().held = true
+	}
+	p.Setups = d.Setups() - s0
+	return p, err
+}
