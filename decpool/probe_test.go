@@ -26,6 +26,8 @@ type camera struct {
 	aus  []media.AccessUnit
 	keys []int
 	want map[time.Duration]uint32
+	// lumaWant: checksums of the luma planes only (to compare with NVDEC's NV12)
+	lumaWant map[time.Duration]uint32
 }
 
 // planes returns a checksum of f's visible pixels, every plane (8-bit 4:2:0).
@@ -55,7 +57,7 @@ func loadCamera(t *testing.T, path string) *camera {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	c := &camera{name: filepath.Base(path), want: map[time.Duration]uint32{}}
+	c := &camera{name: filepath.Base(path), want: map[time.Duration]uint32{}, lumaWant: map[time.Duration]uint32{}}
 	for len(c.aus) < 300 {
 		au, err := src.Read(context.Background())
 		if err == io.EOF {
@@ -81,6 +83,7 @@ func loadCamera(t *testing.T, path string) *camera {
 	defer d.Close()
 	emit := func(f *frame.Frame) error {
 		c.want[f.PTS] = planes(f)
+		c.lumaWant[f.PTS] = luma(f)
 		f.Release()
 		return nil
 	}
