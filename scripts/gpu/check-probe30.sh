@@ -18,8 +18,9 @@ exec > >(tee -a "$OUT/check-probe30.log") 2>&1
 root=$PWD
 B=/tmp/vinfer-probe30
 mkdir -p $B
-z=zstd
-[ -x .gpu/zstd ] && z=$root/.gpu/zstd
+z=zstd # the GPU machine has none: .gpu/zstd or the one build-probe30.sh carries
+command -v zstd >/dev/null || z=$root/.gpu/zstd
+[ -x "$z" ] || command -v "$z" >/dev/null || z=$root/.build/gpuprobe30/zstd
 "$z" -d -q -f .build/gpuprobe30/decpool.test.zst -o $B/decpool.test && chmod +x $B/decpool.test || exit 1
 echo "commit $(cat .build/gpuprobe30/commit 2>/dev/null)"
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
