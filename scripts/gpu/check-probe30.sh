@@ -32,5 +32,5 @@ VINFER_PROBE30_CLIPS=$G/clip1080p30.mp4,$G/clip1080p30-nob.mp4 VINFER_PROBE30_N=
   timeout --preserve-status -k 5 "${LIMIT:-90}" $B/decpool.test -test.run '^TestNVDECProbeTimes$' -test.v -test.count=1
 rc=$?
 echo "exit status $rc"
-[ -f "$OUT/probe30.csv" ] && column -s, -t <"$OUT/probe30.csv"
+[ -f "$OUT/probe30.csv" ] && tr , '\t' <"$OUT/probe30.csv" # (no `column` on the GPU machine)
 exit $rc
