@@ -292,6 +292,26 @@ func (d *Decoder) ProbeKey(ctx context.Context, au *media.AccessUnit, emit func(
 
 func (d *Decoder) keyState() *keyState { return &d.key }
 
+// Park emits the pictures the decoder still holds, as Flush does, for a stream that goes idle
+// and gives its decoder back (decpool), but keeps the decoder set up where it can (park:
+// keyprobe.go), so that the stream waking on it later does not set it up again. The decoder
+// then takes key frames only. Errors are Flush's.
+func (d *Decoder) Park(ctx context.Context, emit func(*frame.Frame) error) error {
+	if d.cc == nil {
+		return errors.New("codec: Park before Init or after Close")
+	}
+	err := park(d, d.Codec, ctx, emit)
+	d.order.reset()
+	d.synced = false
+	return err
+}
+
+func (d *Decoder) resetOutput() {
+	ffmpeg.SendPacket(d.cc, d.pkt, ffmpeg.ResetOutputH264, astiav.NoPtsValue, astiav.NoPtsValue, 0) // refused by design
+}
+
+func (d *Decoder) canPush() bool { return d.Threads == 0 || d.Threads == 1 }
+
 // pushEOS sends an H.264 end of sequence and emits the picture it pushes out.
 func (d *Decoder) pushEOS(ctx context.Context, emit func(*frame.Frame) error) error {
 	if _, err := ffmpeg.SendPacket(d.cc, d.pkt, ffmpeg.EndOfSequenceH264, astiav.NoPtsValue, astiav.NoPtsValue, 0); err != nil {

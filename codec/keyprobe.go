@@ -31,6 +31,8 @@ type keyDecoder interface {
 	Setups() int64
 	// pushEOS sends EndOfSequenceH264 and emits what comes out.
 	pushEOS(ctx context.Context, emit func(*frame.Frame) error) error
+	// resetOutput sends ResetOutputH264 (its refusal expected).
+	resetOutput()
 	// keyState is the decoder's state between probes.
 	keyState() *keyState
 }
@@ -87,4 +89,45 @@ func probeKey(d keyDecoder, c media.Codec, ctx context.Context, au *media.Access
 	}
 	p.Setups = d.Setups() - s0
 	return p, err
+}
+
+// pusher is a keyDecoder that can push pictures out with an end of sequence (one decoding
+// thread: with frame threads pictures may still be in flight).
+type pusher interface {
+	keyDecoder
+	canPush() bool
+}
+
+// maxHeld bounds the pictures an H.264 decoder holds for reordering (the DPB's 16 and one).
+const maxHeld = 17
+
+// park emits the pictures d still holds, as Flush does, but keeps d set up where it can: an
+// H.264 decoder gets them out with end-of-sequence NAL units, one picture each, instead of an
+// end of stream, whose reset frees FFmpeg's H.264 set-up, then forgets the order of the
+// pictures it output (ResetOutputH264). d then takes key frames only, and the next one,
+// unless an IDR, resets it first. Otherwise (H.265, frame threads, a push refused) it is
+// Flush.
+func park(d pusher, c media.Codec, ctx context.Context, emit func(*frame.Frame) error) error {
+	if c != media.CodecH264 || !d.canPush() {
+		return d.Flush(ctx, emit)
+	}
+	for range maxHeld {
+		n := 0
+		err := d.pushEOS(ctx, func(f *frame.Frame) error {
+			n++
+			return emit(f)
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			return d.Flush(ctx, emit) // e.g. a lone field pending: the end of sequence is refused
+		}
+		if n == 0 {
+			d.resetOutput()
+			d.keyState().held = true
+			return nil
+		}
+	}
+	return d.Flush(ctx, emit)
 }

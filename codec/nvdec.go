@@ -22,6 +22,7 @@ import (
 
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/internal/ffmpeg"
 	"github.com/vinfer/vinfer/internal/sigstack"
 	"github.com/vinfer/vinfer/media"
 )
@@ -202,6 +203,25 @@ func (d *NVDEC) ProbeKey(ctx context.Context, au *media.AccessUnit, emit func(*f
 }
 
 func (d *NVDEC) keyState() *keyState { return &d.key }
+
+// Park emits the pictures the decoder still holds, as Flush does, but keeps the hwaccel set up
+// where it can (Decoder.Park): a stream going idle gives back a decoder that is still warm.
+func (d *NVDEC) Park(ctx context.Context, emit func(*frame.Frame) error) error {
+	if d.d == nil {
+		return errors.New("codec: NVDEC Park before Init or after Close")
+	}
+	err := park(d, d.Codec, ctx, emit)
+	d.order.reset()
+	d.synced = false
+	return err
+}
+
+func (d *NVDEC) resetOutput() {
+	r := ffmpeg.ResetOutputH264
+	C.vf_nvdec_send(d.d, (*C.uint8_t)(unsafe.Pointer(&r[0])), C.int(len(r)), C.int64_t(C.AV_NOPTS_VALUE), 0) // refused by design
+}
+
+func (d *NVDEC) canPush() bool { return true } // one decoding thread (nvdec.c)
 
 // pushEOS sends an H.264 end of sequence and emits the picture it pushes out.
 func (d *NVDEC) pushEOS(ctx context.Context, emit func(*frame.Frame) error) error {

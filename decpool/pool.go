@@ -37,6 +37,13 @@ type KeyProber interface {
 	ProbeKey(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) (codec.KeyProbe, error)
 }
 
+// Parker is a Decoder that emits the pictures it holds without losing its set-up (codec's
+// Park, where Flush's H.264 reset frees it): a stream going idle parks its decoder with it
+// before Put, so that the decoder handed to a later wake is still set up.
+type Parker interface {
+	Park(ctx context.Context, emit func(*frame.Frame) error) error
+}
+
 // setupCounter is a Decoder that counts its set-ups (codec's Setups).
 type setupCounter interface{ Setups() int64 }
 
@@ -386,7 +393,7 @@ func (p *Pool) makeWarm(k Key, s *slot, primer []byte) {
 }
 
 // Put gives back a decoder taken with Take (or any decoder of the caller's for k, e.g. a
-// stream's own that goes idle), already drained with Flush: it is kept warm for k's next wake
+// stream's own that goes idle), already drained with Parker.Park or Flush: it is kept warm for k's next wake
 // while fewer than Config.Warm are, closed otherwise (in the background).
 func (p *Pool) Put(k Key, d Decoder, taken bool) {
 	p.mu.Lock()

@@ -227,3 +227,73 @@ func TestProbeH265Drains(t *testing.T) {
 		t.Errorf("%d H.265 probes: %+v; want each drained", n, st)
 	}
 }
+
+// TestParkKeepsDecoder: streams of two cameras (x264 with B-frames, whose pictures the decoder
+// holds back for reordering, and one without) take turns on one decoder as they wake and go
+// idle: each decodes a GOP on the decoder it was handed, parks it (every picture it held comes
+// out) and gives it back; every picture equals the plain decode's, and the decoder was set up
+// once in all. Draining with Flush instead (the old way) sets it up again at every wake.
+func TestParkKeepsDecoder(t *testing.T) {
+	b := loadCamera(t, encode(t, "b.mp4", "-t", "8", "-i", testutil.Asset(t, "videos/one-by-one-person-detection.mp4")))
+	car := loadCamera(t, testutil.Asset(t, "videos/car-detection.mp4"))
+	turns := []struct {
+		c   *camera
+		gop int
+	}{{b, 0}, {b, 1}, {car, 0}, {b, 2}, {car, 1}, {b, 3}}
+	for _, tn := range turns {
+		if len(tn.c.keys) < tn.gop+2 {
+			t.Fatalf("%s: %d key frames", tn.c.name, len(tn.c.keys))
+		}
+	}
+	for _, flush := range []bool{false, true} {
+		t.Run(fmt.Sprintf("flush=%v", flush), func(t *testing.T) {
+			pool, err := decpool.New(decpool.Config{New: ffmpeg(t), Probers: 1, Warm: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			ctx := context.Background()
+			k := decpool.Key{Codec: media.CodecH264, Width: 768, Height: 432}
+			var first decpool.Decoder
+			for turn, tn := range turns {
+				d, err := pool.Take(ctx, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first == nil {
+					first = d
+				} else if d != first {
+					t.Fatalf("turn %d: not handed the decoder given back", turn)
+				}
+				c, g := tn.c, tn.gop
+				var pts []time.Duration
+				emit := func(f *frame.Frame) error {
+					if c.want[f.PTS] != planes(f) {
+						t.Errorf("turn %d, %s GOP %d: picture at %v differs from the plain decode's", turn, c.name, g, f.PTS)
+					}
+					pts = append(pts, f.PTS)
+					f.Release()
+					return nil
+				}
+				for i := c.keys[g]; i < c.keys[g+1]; i++ {
+					if err := d.Decode(ctx, &c.aus[i], emit); err != nil {
+						t.Fatalf("turn %d, %s GOP %d access unit %d: %v", turn, c.name, g, i, err)
+					}
+				}
+				if flush {
+					err = d.Flush(ctx, emit)
+				} else {
+					err = d.(decpool.Parker).Park(ctx, emit)
+				}
+				if err != nil || len(pts) != c.keys[g+1]-c.keys[g] {
+					t.Fatalf("turn %d, %s GOP %d: %v, %d pictures for %d access units", turn, c.name, g, err, len(pts), c.keys[g+1]-c.keys[g])
+				}
+				pool.Put(k, d, true)
+			}
+			setups := first.(interface{ Setups() int64 }).Setups()
+			if want := map[bool]int64{false: 1, true: int64(len(turns))}[flush]; setups != want {
+				t.Errorf("decoder set up %d times over %d wakes, want %d", setups, len(turns), want)
+			}
+		})
+	}
+}

@@ -294,6 +294,15 @@ func (s *Setups) Free() {
 // without ending the stream: the decoder keeps its set-up (FlushDecoder would free it).
 var EndOfSequenceH264 = []byte{0, 0, 0, 1, 0x0a}
 
+// ResetOutputH264 is a malformed H.264 access unit that resets only what FFmpeg 5.1's H.264
+// decoder remembers of the pictures it output (next_outputed_poc), without freeing its set-up
+// as FlushDecoder does: an IDR slice NAL unit whose slice header says P, which the decoder
+// refuses (AVERROR_INVALIDDATA, "Invalid inter IDR frame" at the error log level) before
+// touching anything else. Sent after EndOfSequenceH264 pushed every held picture out, it lets
+// the decoder start on another stream's IDR as after a reset: otherwise that stream's pictures
+// whose POC is below the last one output are dropped as out of order.
+var ResetOutputH264 = []byte{0, 0, 0, 1, 0x65, 0x98, 0x80}
+
 // HasIDR reports whether the H.264 Annex-B access unit au holds an IDR slice (nal_unit_type
 // 5), after which the decoder holds no reference of an earlier stream.
 func HasIDR(au []byte) bool {
