@@ -307,7 +307,7 @@ func (d *Decoder) Park(ctx context.Context, emit func(*frame.Frame) error) error
 }
 
 func (d *Decoder) resetOutput() {
-	ffmpeg.SendPacket(d.cc, d.pkt, ffmpeg.ResetOutputH264, astiav.NoPtsValue, astiav.NoPtsValue, 0) // refused by design
+	ffmpeg.ResetOutput(d.cc, d.pkt) // refused by design
 }
 
 func (d *Decoder) canPush() bool { return d.Threads == 0 || d.Threads == 1 }

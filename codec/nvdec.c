@@ -116,6 +116,14 @@ int vf_nvdec_push_eos(vf_nvdec *d) {
 
 int64_t vf_nvdec_setups(const vf_nvdec *d) { return d->setups; }
 
+int vf_nvdec_send_quiet(vf_nvdec *d, const uint8_t *data, int size) {
+	int offset = d->cc->log_level_offset;
+	d->cc->log_level_offset = offset + 64; // below the trace level: a refusal expected
+	int ret = vf_nvdec_send(d, data, size, AV_NOPTS_VALUE, 0);
+	d->cc->log_level_offset = offset;
+	return ret;
+}
+
 void vf_nvdec_close(vf_nvdec *d) {
 	if (!d) return;
 	avcodec_free_context(&d->cc);

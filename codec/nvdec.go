@@ -218,7 +218,7 @@ func (d *NVDEC) Park(ctx context.Context, emit func(*frame.Frame) error) error {
 
 func (d *NVDEC) resetOutput() {
 	r := ffmpeg.ResetOutputH264
-	C.vf_nvdec_send(d.d, (*C.uint8_t)(unsafe.Pointer(&r[0])), C.int(len(r)), C.int64_t(C.AV_NOPTS_VALUE), 0) // refused by design
+	C.vf_nvdec_send_quiet(d.d, (*C.uint8_t)(unsafe.Pointer(&r[0])), C.int(len(r))) // refused by design
 }
 
 func (d *NVDEC) canPush() bool { return true } // one decoding thread (nvdec.c)

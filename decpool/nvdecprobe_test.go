@@ -42,30 +42,8 @@ func luma(f *frame.Frame) uint32 {
 // Skipped without a CUDA device; VINFER_PROBE30_DECODER=cpu runs it with FFmpeg's software
 // decoder instead (a dry run of the benchmark on a machine without a GPU).
 func TestNVDECProbeTimes(t *testing.T) {
-	newDec := ffmpeg(t)
-	if os.Getenv("VINFER_PROBE30_DECODER") != "cpu" {
-		dev, err := cuda.Open(0)
-		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
-			t.Skipf("no CUDA device: %v", err)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer dev.Close()
-		newDec = func(c media.Codec) (decpool.Decoder, error) {
-			d := &codec.NVDECStream{Device: dev, Codec: c, Shared: true}
-			if err := d.Init(); err != nil {
-				return nil, err
-			}
-			return d, nil
-		}
-	}
-	var paths []string
-	if v := os.Getenv("VINFER_PROBE30_CLIPS"); v != "" {
-		paths = strings.Split(v, ",")
-	} else {
-		paths = []string{filepath.Join("..", "assets", "videos", "one-by-one-person-detection.mp4")}
-	}
+	newDec := gpuDecoders(t)
+	paths := probeClips()
 	n := 300
 	if v, err := strconv.Atoi(os.Getenv("VINFER_PROBE30_N")); err == nil && v > 0 {
 		n = v
@@ -186,6 +164,134 @@ func TestNVDECProbeTimes(t *testing.T) {
 		}
 	}
 	if p := os.Getenv("VINFER_PROBE30_CSV"); p != "" {
+		if err := os.WriteFile(p, []byte(csv.String()), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// gpuDecoders returns a maker of shared NVDEC decoders on GPU 0 (skipping the test without
+// one), or of FFmpeg's software decoders with VINFER_PROBE30_DECODER=cpu.
+func gpuDecoders(t *testing.T) func(media.Codec) (decpool.Decoder, error) {
+	if os.Getenv("VINFER_PROBE30_DECODER") == "cpu" {
+		return ffmpeg(t)
+	}
+	dev, err := cuda.Open(0)
+	if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	return func(c media.Codec) (decpool.Decoder, error) {
+		d := &codec.NVDECStream{Device: dev, Codec: c, Shared: true}
+		if err := d.Init(); err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+}
+
+// probeClips returns the clips of $VINFER_PROBE30_CLIPS, else the bundled sample.
+func probeClips() []string {
+	if v := os.Getenv("VINFER_PROBE30_CLIPS"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return []string{filepath.Join("..", "assets", "videos", "one-by-one-person-detection.mp4")}
+}
+
+// TestNVDECParkWake (GPU; issue 30): a stream's wakes on a decoder it gave back when it went
+// idle. For each clip of $VINFER_PROBE30_CLIPS and each way of giving the decoder back (flush:
+// the old end-of-stream drain and reset; park: Parker.Park, which keeps it set up), 12 turns
+// of: take the pool's warm decoder, decode one GOP, give it back. Per turn: the time from the
+// take to the GOP's first picture (what a wake's first result waits for) and to its last, and
+// the decoder's set-ups; each GOP's first and last pictures' luma equals the software
+// decoder's (downloaded: included in the GOP's time). Rows to the log
+// and, as CSV, to $VINFER_PROBE30_WAKE_CSV. VINFER_PROBE30_DECODER=cpu: a dry run on FFmpeg.
+func TestNVDECParkWake(t *testing.T) {
+	newDec := gpuDecoders(t)
+	var csv strings.Builder
+	csv.WriteString("clip,way,wakes,first_ms_mean,first_ms_max,gop_ms_mean,setups\n")
+	for _, path := range probeClips() {
+		c := loadCamera(t, path)
+		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		gops := len(c.keys) - 1
+		if gops < 1 {
+			t.Fatalf("%s: %d key frames", name, len(c.keys))
+		}
+		for _, way := range []string{"flush", "park"} {
+			pool, err := decpool.New(decpool.Config{New: newDec, Probers: 1, Warm: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			k := decpool.Key{Codec: c.aus[0].Codec}
+			var firstSum, firstMax, gopSum time.Duration
+			var setups int64
+			const turns = 12
+			for turn := range turns {
+				d, err := pool.Take(ctx, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g := turn % gops
+				t0 := time.Now()
+				var first time.Duration
+				n := 0
+				emit := func(f *frame.Frame) error {
+					defer f.Release()
+					if n == 0 {
+						first = time.Since(t0)
+					}
+					n++
+					if n > 1 && n < c.keys[g+1]-c.keys[g] {
+						return nil // the first and last pictures are compared (a download each)
+					}
+					h, err := frame.ToHost(f)
+					if err != nil {
+						return err
+					}
+					defer h.Release()
+					if luma(h) != c.lumaWant[f.PTS] {
+						return fmt.Errorf("picture at %v: luma differs from the software decoder's", f.PTS)
+					}
+					return nil
+				}
+				for i := c.keys[g]; i < c.keys[g+1]; i++ {
+					if err := d.Decode(ctx, &c.aus[i], emit); err != nil {
+						t.Fatalf("%s %s turn %d: %v", name, way, turn, err)
+					}
+				}
+				if way == "park" {
+					err = d.(decpool.Parker).Park(ctx, emit)
+				} else {
+					err = d.Flush(ctx, emit)
+				}
+				gop := time.Since(t0)
+				if err != nil || n != c.keys[g+1]-c.keys[g] {
+					t.Fatalf("%s %s turn %d: %v, %d pictures for %d access units", name, way, turn, err, n, c.keys[g+1]-c.keys[g])
+				}
+				if turn > 0 { // the first turn makes the decoder
+					firstSum += first
+					firstMax = max(firstMax, first)
+					gopSum += gop
+				}
+				if sc, ok := d.(interface{ Setups() int64 }); ok {
+					setups = sc.Setups()
+				}
+				pool.Put(decpool.Key{Codec: k.Codec, Width: 1, Height: 1}, d, true) // kept warm under one key
+				k = decpool.Key{Codec: k.Codec, Width: 1, Height: 1}
+			}
+			pool.Close()
+			w := turns - 1
+			row := fmt.Sprintf("%s,%s,%d,%.2f,%.2f,%.2f,%d", name, way, w, float64(firstSum)/1e6/float64(w),
+				float64(firstMax)/1e6, float64(gopSum)/1e6/float64(w), setups)
+			t.Log(row)
+			csv.WriteString(row + "\n")
+		}
+	}
+	if p := os.Getenv("VINFER_PROBE30_WAKE_CSV"); p != "" {
 		if err := os.WriteFile(p, []byte(csv.String()), 0o644); err != nil {
 			t.Error(err)
 		}

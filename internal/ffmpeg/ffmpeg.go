@@ -93,6 +93,16 @@ static int64_t *vinfer_count_setups(AVCodecContext *cc) {
 	return n;
 }
 
+// vinfer_send_quiet is vinfer_send with cc's log messages lowered below the trace level (an
+// input refused on purpose, ResetOutputH264).
+static int vinfer_send_quiet(AVCodecContext *cc, AVPacket *pkt, const uint8_t *data, int size) {
+	int offset = cc->log_level_offset;
+	cc->log_level_offset = offset + 64;
+	int ret = vinfer_send(cc, pkt, data, size, AV_NOPTS_VALUE, AV_NOPTS_VALUE, 0);
+	cc->log_level_offset = offset;
+	return ret;
+}
+
 static int64_t vinfer_setups(const int64_t *n) { return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0; }
 
 static void vinfer_set_pkt_timebase(AVCodecContext *cc, int num, int den) {
@@ -297,11 +307,18 @@ var EndOfSequenceH264 = []byte{0, 0, 0, 1, 0x0a}
 // ResetOutputH264 is a malformed H.264 access unit that resets only what FFmpeg 5.1's H.264
 // decoder remembers of the pictures it output (next_outputed_poc), without freeing its set-up
 // as FlushDecoder does: an IDR slice NAL unit whose slice header says P, which the decoder
-// refuses (AVERROR_INVALIDDATA, "Invalid inter IDR frame" at the error log level) before
-// touching anything else. Sent after EndOfSequenceH264 pushed every held picture out, it lets
+// refuses (AVERROR_INVALIDDATA, "Invalid inter IDR frame" at the error log level: ResetOutput
+// keeps it out of the log) before touching anything else. Sent after EndOfSequenceH264 pushed every held picture out, it lets
 // the decoder start on another stream's IDR as after a reset: otherwise that stream's pictures
 // whose POC is below the last one output are dropped as out of order.
 var ResetOutputH264 = []byte{0, 0, 0, 1, 0x65, 0x98, 0x80}
+
+// ResetOutput sends ResetOutputH264 to cc, through scratch, without the error FFmpeg logs for
+// it (the refusal it returns is the point and is not reported).
+func ResetOutput(cc *astiav.CodecContext, scratch *astiav.Packet) {
+	r := ResetOutputH264
+	C.vinfer_send_quiet(codecContext(cc), packet(scratch), (*C.uint8_t)(unsafe.Pointer(&r[0])), C.int(len(r)))
+}
 
 // HasIDR reports whether the H.264 Annex-B access unit au holds an IDR slice (nal_unit_type
 // 5), after which the decoder holds no reference of an earlier stream.
