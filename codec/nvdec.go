@@ -52,15 +52,16 @@ type NVDEC struct {
 	// ReorderPTS re-stamps the frames in presentation order, as Decoder.ReorderPTS does.
 	ReorderPTS bool
 
-	d      *C.vf_nvdec
-	pool   *frame.Pool
-	errs   [256]C.char
-	info   C.vf_frame_info
-	n      int64
-	synced bool     // a key frame was sent
-	key    keyState // ProbeKey's (keyprobe.go)
-	order  ptsOrder
-	lum    lumaRows
+	d       *C.vf_nvdec
+	scratch *C.AVFrame // receives a picture before it moves into a pool frame
+	pool    *frame.Pool
+	errs    [256]C.char
+	info    C.vf_frame_info
+	n       int64
+	synced  bool     // a key frame was sent
+	key     keyState // ProbeKey's (keyprobe.go)
+	order   ptsOrder
+	lum     lumaRows
 }
 
 // avFrame is the native backing of an NVDEC frame, on dev (frame.Downloader: nvdecdownload.go).
@@ -110,6 +111,11 @@ func (d *NVDEC) Init() error {
 	if r < 0 {
 		return fmt.Errorf("%w: %s", ErrNVDECUnavailable, C.GoString(&d.errs[0]))
 	}
+	if d.scratch = C.av_frame_alloc(); d.scratch == nil {
+		C.vf_nvdec_close(d.d)
+		d.d = nil
+		return errors.New("codec: av_frame_alloc failed")
+	}
 	sigstack.Fix() // libnvcuvid may install signal handlers without SA_ONSTACK
 	d.lum = lumaRows{stream: d.Stream}
 	d.pool = frame.NewPool(fmt.Sprintf("nvdec-cuda%d", d.Device.Ordinal()), d.Frames, func() (frame.Backing, error) {
@@ -129,9 +135,9 @@ func (d *NVDEC) Pool() *frame.Pool { return d.pool }
 // order, with the contract of Decoder.Decode: emit owns one reference to the frame (it must
 // Release it or pass it on) and an error from emit stops Decode and is returned; access units
 // before the first key frame are skipped with a *DecodeError (ErrCorrupt), as are units FFmpeg
-// rejects; when every frame of the pool is held, Decode waits for a Release (backpressure) and
-// returns ctx.Err() if ctx ends first. Call it from the goroutine that owns Stream's work
-// (cuda.Device.RunLocked).
+// rejects; when a picture comes out while every frame of the pool is held, Decode waits for a
+// Release (backpressure) and returns ctx.Err() if ctx ends first. Call it from the goroutine
+// that owns Stream's work (cuda.Device.RunLocked).
 func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
 	if d.d == nil {
 		return errors.New("codec: NVDEC Decode before Init or after Close")
@@ -243,23 +249,25 @@ func (d *NVDEC) Setups() int64 {
 // receive emits every picture the decoder has ready.
 func (d *NVDEC) receive(ctx context.Context, emit func(*frame.Frame) error) error {
 	for {
-		f, err := d.pool.Get(ctx)
-		if err != nil {
-			return err
-		}
-		b := f.Backing.(*avFrame)
-		r := C.vf_nvdec_receive(d.d, b.f)
+		// the picture first, a pool frame only for one: a decoder whose consumer holds every
+		// frame does not wait to learn that nothing more came out
+		r := C.vf_nvdec_receive(d.d, d.scratch)
 		if r == C.vf_eagain() || r == C.vf_eof() {
-			f.Release()
 			return nil
 		}
 		if r < 0 {
-			f.Release()
 			if d.ReorderPTS {
 				d.order.lose()
 			}
 			return &DecodeError{PTS: -1, Reason: "NVDEC lost a picture", Err: errors.New(averr(r))}
 		}
+		f, err := d.pool.Get(ctx)
+		if err != nil {
+			C.av_frame_unref(d.scratch)
+			return err
+		}
+		b := f.Backing.(*avFrame)
+		C.av_frame_move_ref(b.f, d.scratch)
 		C.vf_frame_info_get(b.f, &d.info)
 		if d.info.format != C.vf_pix_nv12() {
 			f.Release()
@@ -288,6 +296,9 @@ func (d *NVDEC) Close() error {
 	if d.d != nil {
 		C.vf_nvdec_close(d.d)
 		d.d = nil
+	}
+	if d.scratch != nil {
+		C.av_frame_free(&d.scratch)
 	}
 	d.lum.free()
 	if d.pool != nil {

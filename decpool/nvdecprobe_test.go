@@ -170,11 +170,57 @@ func TestNVDECProbeTimes(t *testing.T) {
 	}
 }
 
-// gpuDecoders returns a maker of shared NVDEC decoders on GPU 0 (skipping the test without
-// one), or of FFmpeg's software decoders with VINFER_PROBE30_DECODER=cpu.
-func gpuDecoders(t *testing.T) func(media.Codec) (decpool.Decoder, error) {
+// TestNVDECProbeHeldFrame (GPU; issue 30): a probe whose picture its consumer keeps (an idle
+// stream's frame waiting for the detector) returns once the picture is out, on a shared
+// decoder whose frame pool has one frame: it does not wait for a free frame only to learn that
+// nothing more came out (it used to, until its context ended, holding the shared decoder).
+// Both clips' key frames; VINFER_PROBE30_DECODER=cpu runs it on FFmpeg's decoder.
+func TestNVDECProbeHeldFrame(t *testing.T) {
+	newDec := gpuDecoders(t, 1)
+	for _, path := range probeClips() {
+		c := loadCamera(t, path)
+		pool, err := decpool.New(decpool.Config{New: newDec, Probers: 1, Warm: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := decpool.Key{Codec: c.aus[0].Codec}
+		for _, i := range c.keys[:min(3, len(c.keys))] {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			var held *frame.Frame
+			err := pool.Probe(ctx, k, &c.aus[i], func(f *frame.Frame) error {
+				if held != nil {
+					f.Release()
+					return fmt.Errorf("a second picture")
+				}
+				held = f
+				return nil
+			})
+			cancel()
+			if err != nil || held == nil {
+				t.Fatalf("%s: key frame at %v with its picture kept: %v (picture: %v)", filepath.Base(path), c.aus[i].PTS, err, held != nil)
+			}
+			held.Release()
+		}
+		pool.Close()
+	}
+}
+
+// gpuDecoders returns a maker of shared NVDEC decoders on GPU 0 with frames frames (0: the
+// default), skipping the test without a GPU, or of FFmpeg's software decoders with
+// VINFER_PROBE30_DECODER=cpu.
+func gpuDecoders(t *testing.T, frames ...int) func(media.Codec) (decpool.Decoder, error) {
 	if os.Getenv("VINFER_PROBE30_DECODER") == "cpu" {
-		return ffmpeg(t)
+		n := 0
+		if len(frames) > 0 {
+			n = frames[0]
+		}
+		return func(c media.Codec) (decpool.Decoder, error) {
+			d := &codec.Decoder{Codec: c, Frames: n}
+			if err := d.Init(); err != nil {
+				return nil, err
+			}
+			return d, nil
+		}
 	}
 	dev, err := cuda.Open(0)
 	if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
@@ -186,6 +232,9 @@ func gpuDecoders(t *testing.T) func(media.Codec) (decpool.Decoder, error) {
 	t.Cleanup(func() { dev.Close() })
 	return func(c media.Codec) (decpool.Decoder, error) {
 		d := &codec.NVDECStream{Device: dev, Codec: c, Shared: true}
+		if len(frames) > 0 {
+			d.Frames = frames[0]
+		}
 		if err := d.Init(); err != nil {
 			return nil, err
 		}

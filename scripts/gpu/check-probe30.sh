@@ -6,7 +6,9 @@
 # reset frees the hwaccel, so the next probe sets NVDEC up again) and the new (an H.264 end of
 # sequence pushes the picture out, the decoder stays set up), on both 1080p clips; first it
 # checks every probed key frame's luma against the software decoder's.
-# Then TestNVDECParkWake: 12 wakes of a stream on the decoder it gave back, flushed (old) or
+# Then TestNVDECProbeHeldFrame: a probe whose picture its consumer keeps returns (NVDEC used
+# to wait for a free frame of its pool after the picture, up to the probe's 20 s context),
+# and TestNVDECParkWake: 12 wakes of a stream on the decoder it gave back, flushed (old) or
 # parked (new, no H.264 reset): time from the take to the GOP's first picture, set-ups
 # ($OUT/wake30.csv: clip, way, wakes, first_ms_mean/max, gop_ms_mean, setups).
 # Results: $OUT/check-probe30.log (nvidia-smi line, test log), $OUT/probe30.csv (one row per
@@ -32,7 +34,7 @@ G=$root/.build/gpuprobe30
 cd "$root/decpool" # the test's package folder
 VINFER_PROBE30_CLIPS=$G/clip1080p30.mp4,$G/clip1080p30-nob.mp4 VINFER_PROBE30_N=${N:-300} \
   VINFER_PROBE30_CSV=$OUT/probe30.csv VINFER_PROBE30_WAKE_CSV=$OUT/wake30.csv VINFER_PROBE30_DECODER=${DECODER:-} \
-  timeout --preserve-status -k 5 "${LIMIT:-90}" $B/decpool.test -test.run '^TestNVDEC(ProbeTimes|ParkWake)$' -test.v -test.count=1
+  timeout --preserve-status -k 5 "${LIMIT:-90}" $B/decpool.test -test.run '^TestNVDEC(ProbeHeldFrame|ProbeTimes|ParkWake)$' -test.v -test.count=1
 rc=$?
 echo "exit status $rc"
 for f in probe30 wake30; do [ -f "$OUT/$f.csv" ] && tr , '\t' <"$OUT/$f.csv"; done # (no `column` on the GPU machine)
