@@ -57,8 +57,9 @@ func (k *keyState) resetFor(c media.Codec, au *media.AccessUnit) bool {
 
 // probeKey decodes the key frame au alone on d and emits its picture without ending the
 // stream when it can: the picture comes out on its own (no reordering delay), or for an H.264
-// IDR an end of sequence pushes it out; the decoder keeps its set-up and the IDR of the next
-// probe drops this one's reference. Otherwise (H.265, an H.264 key frame without IDR, nothing
+// IDR an end of sequence pushes it out; the decoder keeps its set-up, forgets the order of
+// what it output (ResetOutputH264: the next stream's IDR may have a lower POC), and the IDR
+// of the next probe drops this one's reference. Otherwise (H.265, an H.264 key frame without IDR, nothing
 // out) it drains to the end of stream and resets, as Flush does; an H.264 reset frees the
 // decoder's set-up, rebuilt by the next picture (KeyProbe.Setups; with NVDEC ~10-100 ms and
 // device allocations). After ProbeKey the decoder takes key frames only.
@@ -85,6 +86,7 @@ func probeKey(d keyDecoder, c media.Codec, ctx context.Context, au *media.Access
 		}
 		p.Drain, p.Drained = time.Since(t), true
 	} else {
+		d.resetOutput() // a picture output at once set FFmpeg's output order by its POC
 		d.keyState().held = true
 	}
 	p.Setups = d.Setups() - s0
