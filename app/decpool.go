@@ -133,6 +133,9 @@ func (a *App) DecoderPools() defs.DecoderPoolStats {
 		t.Probes += s.Probes
 		t.Busy += s.Busy
 		t.ProbeNanos += s.ProbeNanos
+		t.ProbeDrains += s.ProbeDrains
+		t.ProbePushes += s.ProbePushes
+		t.ProbeSetups += s.ProbeSetups
 		t.Handouts += s.Handouts
 		t.Cold += s.Cold
 	}

@@ -83,8 +83,10 @@ type Decoder struct {
 	poolKey poolKey
 	retired []*frame.Pool // pools replaced after a size change, closed again by Close
 
-	synced bool  // a key frame was sent since Init or Flush
-	index  int64 // next Frame.Index
+	setups *ffmpeg.Setups
+	key    keyState // ProbeKey's (keyprobe.go)
+	synced bool     // a key frame was sent since Init or Flush
+	index  int64    // next Frame.Index
 	stats  Stats
 	clocks wallclocks
 	order  ptsOrder // ReorderPTS: stamps of the access units fed and not yet shown
@@ -165,6 +167,7 @@ func (d *Decoder) Init() error {
 		d.cc.SetThreadType(astiav.ThreadTypeFrame | astiav.ThreadTypeSlice)
 	}
 	d.cc.SetTimeBase(nanos)
+	d.setups = ffmpeg.CountSetups(d.cc)
 	ffmpeg.SetSkipNonRef(d.cc, d.SkipNonRef)
 	ffmpeg.SetPacketTimeBase(d.cc, nanos.Num(), nanos.Den())
 	if err := d.cc.Open(c, nil); err != nil {
@@ -198,6 +201,9 @@ func (d *Decoder) Decode(ctx context.Context, au *media.AccessUnit, emit func(*f
 			return &DecodeError{PTS: au.PTS, Reason: "waiting for the first key frame"}
 		}
 		d.synced = true
+		if d.key.resetFor(d.Codec, au) {
+			ffmpeg.FlushDecoder(d.cc)
+		}
 	}
 	if len(au.Data) == 0 {
 		return nil
@@ -265,12 +271,59 @@ func (d *Decoder) Flush(ctx context.Context, emit func(*frame.Frame) error) erro
 	err := d.receive(ctx, emit)
 	ffmpeg.FlushDecoder(d.cc)
 	d.order.reset()
-	d.synced = false
+	d.synced, d.key.held = false, false
 	if err != nil {
 		return err
 	}
 	return lost
 }
+
+// ProbeKey decodes the key frame au alone (an idle stream's, on a decoder that several
+// streams share) and emits its picture, without ending the stream where it can (probeKey:
+// keyprobe.go). emit's contract is Decode's; errors are Decode's and Flush's.
+func (d *Decoder) ProbeKey(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) (KeyProbe, error) {
+	if d.cc == nil {
+		return KeyProbe{}, errors.New("codec: ProbeKey before Init or after Close")
+	}
+	p, err := probeKey(d, d.Codec, ctx, au, emit)
+	d.synced = false
+	return p, err
+}
+
+func (d *Decoder) keyState() *keyState { return &d.key }
+
+// Park emits the pictures the decoder still holds, as Flush does, for a stream that goes idle
+// and gives its decoder back (decpool), but keeps the decoder set up where it can (park:
+// keyprobe.go), so that the stream waking on it later does not set it up again. The decoder
+// then takes key frames only. Errors are Flush's.
+func (d *Decoder) Park(ctx context.Context, emit func(*frame.Frame) error) error {
+	if d.cc == nil {
+		return errors.New("codec: Park before Init or after Close")
+	}
+	err := park(d, d.Codec, ctx, emit)
+	d.order.reset()
+	d.synced = false
+	return err
+}
+
+func (d *Decoder) resetOutput() {
+	ffmpeg.ResetOutput(d.cc, d.pkt) // refused by design
+}
+
+func (d *Decoder) canPush() bool { return d.Threads == 0 || d.Threads == 1 }
+
+// pushEOS sends an H.264 end of sequence and emits the picture it pushes out.
+func (d *Decoder) pushEOS(ctx context.Context, emit func(*frame.Frame) error) error {
+	if _, err := ffmpeg.SendPacket(d.cc, d.pkt, ffmpeg.EndOfSequenceH264, astiav.NoPtsValue, astiav.NoPtsValue, 0); err != nil {
+		d.stats.Rejected++
+		return &DecodeError{PTS: -1, Reason: "end of sequence rejected", Err: err}
+	}
+	return d.receive(ctx, emit)
+}
+
+// Setups returns how many times FFmpeg set the decoder up (ffmpeg.Setups): once for a
+// stream, again for a new picture size and, with H.264, after every Flush.
+func (d *Decoder) Setups() int64 { return d.setups.N() }
 
 // receive emits every picture the decoder has ready. A picture that cannot be used (decode
 // error, concealed errors) is counted and reported after the others were emitted.
@@ -452,6 +505,7 @@ func (d *Decoder) Close() error {
 		d.cc.Free()
 		d.cc = nil
 	}
+	d.setups.Free()
 	if d.pkt != nil {
 		d.pkt.Free()
 		d.pkt = nil

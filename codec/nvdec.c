@@ -16,9 +16,11 @@ struct vf_nvdec {
 	AVCodecContext *cc;
 	AVBufferRef *dev;
 	AVPacket *pkt;
+	int64_t setups; // get_format calls: the hwaccel (a CUVID decoder and its surfaces) made anew
 };
 
 static enum AVPixelFormat get_format(AVCodecContext *cc, const enum AVPixelFormat *fmts) {
+	((vf_nvdec *)cc->opaque)->setups++;
 	for (const enum AVPixelFormat *p = fmts; *p != AV_PIX_FMT_NONE; p++)
 		if (*p == AV_PIX_FMT_CUDA) return *p;
 	av_log(cc, AV_LOG_ERROR, "NVDEC cannot decode this stream (profile or chroma format unsupported)\n");
@@ -59,6 +61,7 @@ int vf_nvdec_open(vf_nvdec **out, int codec_id, uintptr_t ctx, uintptr_t stream,
 	if (!d->cc || !d->pkt) { ret = AVERROR(ENOMEM); goto fail; }
 	d->cc->hw_device_ctx = av_buffer_ref(d->dev);
 	d->cc->get_format = get_format;
+	d->cc->opaque = d;
 	d->cc->extra_hw_frames = extra;
 	d->cc->thread_count = 1;
 	d->cc->pkt_timebase = (AVRational){1, 1000000000};
@@ -98,6 +101,28 @@ int vf_nvdec_receive(vf_nvdec *d, AVFrame *dst) {
 }
 
 void vf_nvdec_flush(vf_nvdec *d) { avcodec_flush_buffers(d->cc); }
+
+int vf_nvdec_push_eos(vf_nvdec *d) {
+	static const uint8_t eos[5 + AV_INPUT_BUFFER_PADDING_SIZE] = {0, 0, 0, 1, 0x0a};
+	d->pkt->data = (uint8_t *)eos;
+	d->pkt->size = 5;
+	d->pkt->pts = AV_NOPTS_VALUE;
+	d->pkt->dts = AV_NOPTS_VALUE;
+	int ret = avcodec_send_packet(d->cc, d->pkt);
+	d->pkt->data = NULL;
+	d->pkt->size = 0;
+	return ret;
+}
+
+int64_t vf_nvdec_setups(const vf_nvdec *d) { return d->setups; }
+
+int vf_nvdec_send_quiet(vf_nvdec *d, const uint8_t *data, int size) {
+	int offset = d->cc->log_level_offset;
+	d->cc->log_level_offset = offset + 64; // below the trace level: a refusal expected
+	int ret = vf_nvdec_send(d, data, size, AV_NOPTS_VALUE, 0);
+	d->cc->log_level_offset = offset;
+	return ret;
+}
 
 void vf_nvdec_close(vf_nvdec *d) {
 	if (!d) return;

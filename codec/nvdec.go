@@ -22,6 +22,7 @@ import (
 
 	"github.com/vinfer/vinfer/cuda"
 	"github.com/vinfer/vinfer/frame"
+	"github.com/vinfer/vinfer/internal/ffmpeg"
 	"github.com/vinfer/vinfer/internal/sigstack"
 	"github.com/vinfer/vinfer/media"
 )
@@ -51,14 +52,16 @@ type NVDEC struct {
 	// ReorderPTS re-stamps the frames in presentation order, as Decoder.ReorderPTS does.
 	ReorderPTS bool
 
-	d      *C.vf_nvdec
-	pool   *frame.Pool
-	errs   [256]C.char
-	info   C.vf_frame_info
-	n      int64
-	synced bool // a key frame was sent
-	order  ptsOrder
-	lum    lumaRows
+	d       *C.vf_nvdec
+	scratch *C.AVFrame // receives a picture before it moves into a pool frame
+	pool    *frame.Pool
+	errs    [256]C.char
+	info    C.vf_frame_info
+	n       int64
+	synced  bool     // a key frame was sent
+	key     keyState // ProbeKey's (keyprobe.go)
+	order   ptsOrder
+	lum     lumaRows
 }
 
 // avFrame is the native backing of an NVDEC frame, on dev (frame.Downloader: nvdecdownload.go).
@@ -108,6 +111,11 @@ func (d *NVDEC) Init() error {
 	if r < 0 {
 		return fmt.Errorf("%w: %s", ErrNVDECUnavailable, C.GoString(&d.errs[0]))
 	}
+	if d.scratch = C.av_frame_alloc(); d.scratch == nil {
+		C.vf_nvdec_close(d.d)
+		d.d = nil
+		return errors.New("codec: av_frame_alloc failed")
+	}
 	sigstack.Fix() // libnvcuvid may install signal handlers without SA_ONSTACK
 	d.lum = lumaRows{stream: d.Stream}
 	d.pool = frame.NewPool(fmt.Sprintf("nvdec-cuda%d", d.Device.Ordinal()), d.Frames, func() (frame.Backing, error) {
@@ -127,9 +135,9 @@ func (d *NVDEC) Pool() *frame.Pool { return d.pool }
 // order, with the contract of Decoder.Decode: emit owns one reference to the frame (it must
 // Release it or pass it on) and an error from emit stops Decode and is returned; access units
 // before the first key frame are skipped with a *DecodeError (ErrCorrupt), as are units FFmpeg
-// rejects; when every frame of the pool is held, Decode waits for a Release (backpressure) and
-// returns ctx.Err() if ctx ends first. Call it from the goroutine that owns Stream's work
-// (cuda.Device.RunLocked).
+// rejects; when a picture comes out while every frame of the pool is held, Decode waits for a
+// Release (backpressure) and returns ctx.Err() if ctx ends first. Call it from the goroutine
+// that owns Stream's work (cuda.Device.RunLocked).
 func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
 	if d.d == nil {
 		return errors.New("codec: NVDEC Decode before Init or after Close")
@@ -139,6 +147,9 @@ func (d *NVDEC) Decode(ctx context.Context, au *media.AccessUnit, emit func(*fra
 			return &DecodeError{PTS: au.PTS, Reason: "waiting for the first key frame"}
 		}
 		d.synced = true
+		if d.key.resetFor(d.Codec, au) {
+			C.vf_nvdec_flush(d.d)
+		}
 	}
 	if len(au.Data) == 0 {
 		return nil
@@ -181,30 +192,82 @@ func (d *NVDEC) Flush(ctx context.Context, emit func(*frame.Frame) error) error 
 	err := d.receive(ctx, emit)
 	C.vf_nvdec_flush(d.d)
 	d.order.reset()
+	d.synced, d.key.held = false, false
+	return err
+}
+
+// ProbeKey decodes the key frame au alone (an idle stream's, on a decoder that several
+// streams share) and emits its picture, without ending the stream where it can, so that the
+// hwaccel is not rebuilt (probeKey: keyprobe.go). Contract and errors of Decode and Flush.
+func (d *NVDEC) ProbeKey(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) (KeyProbe, error) {
+	if d.d == nil {
+		return KeyProbe{}, errors.New("codec: NVDEC ProbeKey before Init or after Close")
+	}
+	p, err := probeKey(d, d.Codec, ctx, au, emit)
+	d.synced = false
+	return p, err
+}
+
+func (d *NVDEC) keyState() *keyState { return &d.key }
+
+// Park emits the pictures the decoder still holds, as Flush does, but keeps the hwaccel set up
+// where it can (Decoder.Park): a stream going idle gives back a decoder that is still warm.
+func (d *NVDEC) Park(ctx context.Context, emit func(*frame.Frame) error) error {
+	if d.d == nil {
+		return errors.New("codec: NVDEC Park before Init or after Close")
+	}
+	err := park(d, d.Codec, ctx, emit)
+	d.order.reset()
 	d.synced = false
 	return err
+}
+
+func (d *NVDEC) resetOutput() {
+	r := ffmpeg.ResetOutputH264
+	C.vf_nvdec_send_quiet(d.d, (*C.uint8_t)(unsafe.Pointer(&r[0])), C.int(len(r))) // refused by design
+}
+
+func (d *NVDEC) canPush() bool { return true } // one decoding thread (nvdec.c)
+
+// pushEOS sends an H.264 end of sequence and emits the picture it pushes out.
+func (d *NVDEC) pushEOS(ctx context.Context, emit func(*frame.Frame) error) error {
+	if r := C.vf_nvdec_push_eos(d.d); r < 0 {
+		return &DecodeError{PTS: -1, Reason: "NVDEC rejected the end of sequence", Err: errors.New(averr(r))}
+	}
+	return d.receive(ctx, emit)
+}
+
+// Setups returns how many times FFmpeg set the hwaccel up (a CUVID decoder and its surfaces):
+// once per stream, again for a new picture size and, with H.264, after every Flush.
+func (d *NVDEC) Setups() int64 {
+	if d.d == nil {
+		return 0
+	}
+	return int64(C.vf_nvdec_setups(d.d))
 }
 
 // receive emits every picture the decoder has ready.
 func (d *NVDEC) receive(ctx context.Context, emit func(*frame.Frame) error) error {
 	for {
-		f, err := d.pool.Get(ctx)
-		if err != nil {
-			return err
-		}
-		b := f.Backing.(*avFrame)
-		r := C.vf_nvdec_receive(d.d, b.f)
+		// the picture first, a pool frame only for one: a decoder whose consumer holds every
+		// frame does not wait to learn that nothing more came out
+		r := C.vf_nvdec_receive(d.d, d.scratch)
 		if r == C.vf_eagain() || r == C.vf_eof() {
-			f.Release()
 			return nil
 		}
 		if r < 0 {
-			f.Release()
 			if d.ReorderPTS {
 				d.order.lose()
 			}
 			return &DecodeError{PTS: -1, Reason: "NVDEC lost a picture", Err: errors.New(averr(r))}
 		}
+		f, err := d.pool.Get(ctx)
+		if err != nil {
+			C.av_frame_unref(d.scratch)
+			return err
+		}
+		b := f.Backing.(*avFrame)
+		C.av_frame_move_ref(b.f, d.scratch)
 		C.vf_frame_info_get(b.f, &d.info)
 		if d.info.format != C.vf_pix_nv12() {
 			f.Release()
@@ -233,6 +296,9 @@ func (d *NVDEC) Close() error {
 	if d.d != nil {
 		C.vf_nvdec_close(d.d)
 		d.d = nil
+	}
+	if d.scratch != nil {
+		C.av_frame_free(&d.scratch)
 	}
 	d.lum.free()
 	if d.pool != nil {

@@ -19,6 +19,14 @@ int vf_nvdec_send(vf_nvdec *d, const uint8_t *data, int size, int64_t pts, int d
 int vf_nvdec_receive(vf_nvdec *d, AVFrame *dst);
 // vf_nvdec_flush resets the decoder after a drain (avcodec_flush_buffers).
 void vf_nvdec_flush(vf_nvdec *d);
+// vf_nvdec_push_eos sends an H.264 end-of-sequence NAL unit alone: FFmpeg outputs the oldest
+// picture held for reordering without ending the stream (the hwaccel stays set up).
+int vf_nvdec_push_eos(vf_nvdec *d);
+// vf_nvdec_send_quiet is vf_nvdec_send of an access unit the decoder is expected to refuse,
+// its log messages lowered below the trace level.
+int vf_nvdec_send_quiet(vf_nvdec *d, const uint8_t *data, int size);
+// vf_nvdec_setups returns how many times FFmpeg set the hwaccel up (get_format calls).
+int64_t vf_nvdec_setups(const vf_nvdec *d);
 void vf_nvdec_close(vf_nvdec *d);
 
 // Frame accessors (AVFrame fields, so that Go needs no struct layout).

@@ -103,6 +103,39 @@ func (d *NVDECStream) Flush(ctx context.Context, emit func(*frame.Frame) error) 
 	return d.nv.Flush(ctx, d.mark)
 }
 
+// ProbeKey decodes the key frame au alone and emits its picture (NVDEC.ProbeKey), for
+// decpool's shared key-frame decoders.
+func (d *NVDECStream) ProbeKey(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) (KeyProbe, error) {
+	if d.Shared {
+		if err := d.Device.Bind(); err != nil {
+			return KeyProbe{}, err
+		}
+		defer d.Device.Unbind()
+	} else if err := d.bind(); err != nil {
+		return KeyProbe{}, err
+	}
+	d.emit = emit
+	return d.nv.ProbeKey(ctx, au, d.mark)
+}
+
+// Park emits the frames NVDEC still holds and keeps it set up where it can (NVDEC.Park), for
+// a stream going idle that gives its decoder back to decpool.
+func (d *NVDECStream) Park(ctx context.Context, emit func(*frame.Frame) error) error {
+	if d.Shared {
+		if err := d.Device.Bind(); err != nil {
+			return err
+		}
+		defer d.Device.Unbind()
+	} else if err := d.bind(); err != nil {
+		return err
+	}
+	d.emit = emit
+	return d.nv.Park(ctx, d.mark)
+}
+
+// Setups returns how many times the hwaccel was set up (NVDEC.Setups).
+func (d *NVDECStream) Setups() int64 { return d.nv.Setups() }
+
 func (d *NVDECStream) bind() error {
 	if d.bound {
 		return nil

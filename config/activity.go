@@ -195,7 +195,9 @@ func (a *Activity) Validate() error {
 
 // NVDECIdleEnv is the environment variable that lets nvdec streams use mode idle
 // (value "experimental"): the first GPU run of that mode found its shared key-frame probes
-// stalling, so no idle stream woke (docs/benchmarks-activity.md).
+// stalling, so no idle stream woke (docs/benchmarks-activity.md). The probes' cost is fixed
+// since (282 → 1.5 ms per probe on an H100, measured alone: scripts/gpu/check-probe30.sh); a
+// whole run with the fix is still to come.
 const NVDECIdleEnv = "VINFER_NVDEC_IDLE"
 
 // checkActivity checks the stream's activity settings against its decoder: every decoder can
@@ -203,7 +205,7 @@ const NVDECIdleEnv = "VINFER_NVDEC_IDLE"
 // memory: docs/activity.md); mode idle on nvdec is refused unless NVDECIdleEnv asks for it.
 func (s *Stream) checkActivity() error {
 	if s.Activity != nil && s.Activity.Mode == ActivityIdle && s.OnGPU() && os.Getenv(NVDECIdleEnv) != "experimental" {
-		return errors.New("activity.mode: idle is not yet usable with decoder nvdec (its key-frame probes stalled on a GPU: docs/benchmarks-activity.md); use mode gate, or decoder cpu")
+		return errors.New("activity.mode: idle is not yet validated with decoder nvdec (its key-frame probes stalled in the first GPU run; their fix awaits a whole run: docs/benchmarks-activity.md); use mode gate, or decoder cpu")
 	}
 	return nil
 }

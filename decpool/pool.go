@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vinfer/vinfer/codec"
 	"github.com/vinfer/vinfer/frame"
 	"github.com/vinfer/vinfer/media"
 )
@@ -28,6 +29,23 @@ type Decoder interface {
 	Flush(ctx context.Context, emit func(*frame.Frame) error) error
 	Close() error
 }
+
+// KeyProber is a Decoder that decodes a lone key frame without ending the stream where it
+// can (codec.Decoder, codec.NVDECStream: ProbeKey), keeping its set-up for the next probe.
+// The pool probes with it unless Config.Drain is set; other decoders are drained.
+type KeyProber interface {
+	ProbeKey(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) (codec.KeyProbe, error)
+}
+
+// Parker is a Decoder that emits the pictures it holds without losing its set-up (codec's
+// Park, where Flush's H.264 reset frees it): a stream going idle parks its decoder with it
+// before Put, so that the decoder handed to a later wake is still set up.
+type Parker interface {
+	Park(ctx context.Context, emit func(*frame.Frame) error) error
+}
+
+// setupCounter is a Decoder that counts its set-ups (codec's Setups).
+type setupCounter interface{ Setups() int64 }
 
 // Key is the kind of picture a decoder is kept for: decoders are shared and handed out
 // within one key (an NVDEC decoder is sized for its pictures). Width and Height are 0 while
@@ -64,6 +82,9 @@ type Config struct {
 	Warm int
 	// Wait bounds a probe's wait for a free shared decoder; 0: DefaultWait.
 	Wait time.Duration
+	// Drain probes the old way, for comparisons: every key frame is decoded, then drained to
+	// the end of stream and the decoder reset (Flush), even on a KeyProber.
+	Drain bool
 }
 
 // Errors.
@@ -85,6 +106,14 @@ type Stats struct {
 	// Probes counts key frames decoded on a shared decoder; Busy those refused (ErrBusy);
 	// ProbeNanos is the time spent in probes (decode and drain).
 	Probes, Busy, ProbeNanos int64
+	// ProbeDrains counts probes that drained to the end of stream and reset the decoder
+	// (Config.Drain, a decoder that is no KeyProber, H.265, an H.264 key frame without IDR,
+	// no picture out otherwise); ProbePushes those whose picture an H.264 end of sequence
+	// pushed out; ProbeSetups the decoder set-ups during probes (with NVDEC a CUVID decoder
+	// and its surfaces made anew: what a drain's reset costs H.264), for decoders that count
+	// them. SendNanos, PushNanos and DrainNanos split ProbeNanos by phase (KeyProbe).
+	ProbeDrains, ProbePushes, ProbeSetups int64
+	SendNanos, PushNanos, DrainNanos      int64
 	// Handouts counts decoders handed out warm; Cold those a Take had to make.
 	Handouts, Cold int64
 }
@@ -100,6 +129,7 @@ type Pool struct {
 	fills  sync.WaitGroup // warm decoders being made, decoders being closed
 
 	created, closedN, probes, busy, probeNanos, handouts, cold atomic.Int64
+	drains, pushes, setups, sendNanos, pushNanos, drainNanos   atomic.Int64
 }
 
 // slot is one key's decoders.
@@ -161,22 +191,21 @@ func (p *Pool) closeLater(d Decoder) {
 	}()
 }
 
-// Probe decodes the key frame au alone on one of k's shared decoders and drains it, calling
-// emit for its picture (Decoder.Decode's contract; the frame belongs to the shared decoder's
-// frame pool: release it soon). It waits up to Config.Wait for a free shared decoder
-// (ErrBusy) and returns the decode's error otherwise; a decoder that failed is closed.
+// Probe decodes the key frame au alone on one of k's shared decoders, calling emit for its
+// picture (Decoder.Decode's contract; the frame belongs to the shared decoder's frame pool:
+// release it soon): with KeyProber.ProbeKey, which keeps the decoder set up, else decoded and
+// drained (Config.Drain). It waits up to Config.Wait for a free shared decoder (ErrBusy) and
+// returns the decode's error otherwise; a decoder that failed is closed.
 func (p *Pool) Probe(ctx context.Context, k Key, au *media.AccessUnit, emit func(*frame.Frame) error) error {
 	d, err := p.prober(ctx, k)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	err = d.Decode(ctx, au, emit)
-	if ferr := d.Flush(ctx, emit); err == nil {
-		err = ferr
-	}
+	kp, err := p.probe(ctx, d, au, emit)
 	p.probes.Add(1)
 	p.probeNanos.Add(int64(time.Since(t0)))
+	p.count(kp)
 	p.mu.Lock()
 	s := p.slot(k)
 	if len(au.Data) <= maxPrimer && err == nil {
@@ -191,6 +220,45 @@ func (p *Pool) Probe(ctx context.Context, k Key, au *media.AccessUnit, emit func
 	s.free <- d // never blocks: at most Probers decoders exist per key; under mu, so Close sees it
 	p.mu.Unlock()
 	return err
+}
+
+// probe decodes au alone on d (Probe).
+func (p *Pool) probe(ctx context.Context, d Decoder, au *media.AccessUnit, emit func(*frame.Frame) error) (codec.KeyProbe, error) {
+	if kd, ok := d.(KeyProber); ok && !p.cfg.Drain {
+		return kd.ProbeKey(ctx, au, emit)
+	}
+	var kp codec.KeyProbe
+	sc, _ := d.(setupCounter)
+	var s0 int64
+	if sc != nil {
+		s0 = sc.Setups()
+	}
+	t := time.Now()
+	err := d.Decode(ctx, au, emit)
+	kp.Send = time.Since(t)
+	t = time.Now()
+	if ferr := d.Flush(ctx, emit); err == nil {
+		err = ferr
+	}
+	kp.Drain, kp.Drained = time.Since(t), true
+	if sc != nil {
+		kp.Setups = sc.Setups() - s0
+	}
+	return kp, err
+}
+
+// count adds a probe's figures to the pool's.
+func (p *Pool) count(kp codec.KeyProbe) {
+	if kp.Drained {
+		p.drains.Add(1)
+	}
+	if kp.Pushed {
+		p.pushes.Add(1)
+	}
+	p.setups.Add(kp.Setups)
+	p.sendNanos.Add(int64(kp.Send))
+	p.pushNanos.Add(int64(kp.Push))
+	p.drainNanos.Add(int64(kp.Drain))
 }
 
 // prober takes a free shared decoder of k, making one while fewer than Probers exist.
@@ -291,8 +359,9 @@ func (p *Pool) refill(k Key, s *slot) {
 	}
 }
 
-// makeWarm makes one decoder and primes it with a key frame of k (decoded, drained and
-// released), so that its first real picture does not pay the decoder's set-up.
+// makeWarm makes one decoder and primes it with a key frame of k (decoded and released: with
+// KeyProber.ProbeKey, which keeps the set-up, where a drain would free it again for H.264),
+// so that its first real picture does not pay the decoder's set-up.
 func (p *Pool) makeWarm(k Key, s *slot, primer []byte) {
 	defer p.fills.Done()
 	d, err := p.make(k.Codec)
@@ -300,7 +369,9 @@ func (p *Pool) makeWarm(k Key, s *slot, primer []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Wait)
 		drop := func(f *frame.Frame) error { f.Release(); return nil }
 		au := media.AccessUnit{Codec: k.Codec, Data: primer, Key: true}
-		if err = d.Decode(ctx, &au, drop); err == nil {
+		if kd, ok := d.(KeyProber); ok {
+			_, err = kd.ProbeKey(ctx, &au, drop)
+		} else if err = d.Decode(ctx, &au, drop); err == nil {
 			err = d.Flush(ctx, drop)
 		}
 		cancel()
@@ -322,7 +393,7 @@ func (p *Pool) makeWarm(k Key, s *slot, primer []byte) {
 }
 
 // Put gives back a decoder taken with Take (or any decoder of the caller's for k, e.g. a
-// stream's own that goes idle), already drained with Flush: it is kept warm for k's next wake
+// stream's own that goes idle), already drained with Parker.Park or Flush: it is kept warm for k's next wake
 // while fewer than Config.Warm are, closed otherwise (in the background).
 func (p *Pool) Put(k Key, d Decoder, taken bool) {
 	p.mu.Lock()
@@ -353,7 +424,9 @@ func (p *Pool) Drop(d Decoder) {
 // Stats returns the pool's counters and the decoders alive.
 func (p *Pool) Stats() Stats {
 	st := Stats{Created: p.created.Load(), Closed: p.closedN.Load(), Probes: p.probes.Load(),
-		Busy: p.busy.Load(), ProbeNanos: p.probeNanos.Load(), Handouts: p.handouts.Load(), Cold: p.cold.Load()}
+		Busy: p.busy.Load(), ProbeNanos: p.probeNanos.Load(), Handouts: p.handouts.Load(), Cold: p.cold.Load(),
+		ProbeDrains: p.drains.Load(), ProbePushes: p.pushes.Load(), ProbeSetups: p.setups.Load(),
+		SendNanos: p.sendNanos.Load(), PushNanos: p.pushNanos.Load(), DrainNanos: p.drainNanos.Load()}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st.Taken = p.taken

@@ -63,4 +63,5 @@ func collectDecoderPools(src any, ch chan<- prometheus.Metric) {
 	c(descPoolHand, float64(s.Handouts), "warm")
 	c(descPoolHand, float64(s.Cold), "cold")
 	c(descPoolCreated, float64(s.Created))
+	collectPoolProbes(s, ch) // decpoolprobe.go
 }

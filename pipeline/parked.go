@@ -48,14 +48,20 @@ func (s *stream) poolProbe(ctx context.Context, au *media.AccessUnit, emit func(
 	return s.decode(ctx, au, emit)
 }
 
-// park drains the stream's own decoder (its frames are emitted) and gives it back to the
-// pool; the stream keeps no frame of it for snapshots.
+// park drains the stream's own decoder (its frames are emitted; with decpool.Parker it stays
+// set up) and gives it back to the pool; the stream keeps no frame of it for snapshots.
 func (s *stream) park(ctx context.Context, emit func(*frame.Frame) error) error {
 	if s.parked || s.dec == nil {
 		return nil
 	}
 	s.decStart = time.Now()
-	if err := s.dec.Flush(ctx, emit); err != nil && ctx.Err() != nil {
+	var err error
+	if pk, ok := s.dec.(decpool.Parker); ok { // keeps the decoder set up for the next wake
+		err = pk.Park(ctx, emit)
+	} else {
+		err = s.dec.Flush(ctx, emit)
+	}
+	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}
 	s.releaseLatest()

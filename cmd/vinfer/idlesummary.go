@@ -58,7 +58,7 @@ func idleSummary(w io.Writer, streams []defs.StreamInfo, pools defs.DecoderPoolS
 		if pools.Probes > 0 {
 			probe = time.Duration(pools.ProbeNanos / pools.Probes)
 		}
-		fmt.Fprintf(w, "  shared decoders: %d made, %d probe + %d warm + %d held by streams at the end; %d idle key frames (%.2f ms each, %d refused busy); wakes handed %d warm, %d cold\n",
-			pools.Created, pools.Probers, pools.Warm, pools.Taken, pools.Probes, float64(probe)/1e6, pools.Busy, pools.Handouts, pools.Cold)
+		fmt.Fprintf(w, "  shared decoders: %d made, %d probe + %d warm + %d held by streams at the end; %d idle key frames (%.2f ms each, %d refused busy, %d drained, %d set-ups); wakes handed %d warm, %d cold\n",
+			pools.Created, pools.Probers, pools.Warm, pools.Taken, pools.Probes, float64(probe)/1e6, pools.Busy, pools.ProbeDrains, pools.ProbeSetups, pools.Handouts, pools.Cold)
 	}
 }

@@ -11,6 +11,11 @@ type DecoderPoolStats struct {
 	// Probes counts idle key frames decoded on shared decoders, Busy those refused because
 	// every shared decoder stayed busy; ProbeNanos is the time spent probing.
 	Probes, Busy, ProbeNanos int64
+	// ProbeDrains counts probes that drained the decoder to the end of stream and reset it
+	// (H.265, H.264 key frames without IDR), ProbePushes those whose picture an H.264 end of
+	// sequence pushed out; ProbeSetups counts decoder set-ups during probes (for NVDEC a
+	// CUVID decoder and its surfaces made anew).
+	ProbeDrains, ProbePushes, ProbeSetups int64
 	// Handouts counts warm decoders handed to waking streams, Cold those a stream had to
 	// wait for being made.
 	Handouts, Cold int64

@@ -19,6 +19,7 @@ package ffmpeg
 #include <libavcodec/avcodec.h>
 #include <libavcodec/bsf.h>
 #include <libavutil/frame.h>
+#include <libavutil/mem.h>
 
 // vinfer_send copies size bytes of data into pkt (reusing its buffer when nobody else holds a
 // reference to it) and sends pkt to the decoder; data == NULL sends the end-of-stream marker.
@@ -75,6 +76,34 @@ static void vinfer_frame_info_get(const AVFrame *f, vinfer_frame_info *o) {
 static void vinfer_set_skip_nonref(AVCodecContext *cc, int on) {
 	cc->skip_frame = on ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
 }
+
+// vinfer_get_format counts the decoder's (re)initialisations: FFmpeg calls get_format when it
+// sets a decoder up for a stream's parameters (first picture, a new size or format, and, for
+// H.264, the first picture after avcodec_flush_buffers). cc->opaque holds the counter.
+static enum AVPixelFormat vinfer_get_format(AVCodecContext *cc, const enum AVPixelFormat *fmts) {
+	if (cc->opaque) __atomic_add_fetch((int64_t *)cc->opaque, 1, __ATOMIC_RELAXED);
+	return avcodec_default_get_format(cc, fmts);
+}
+
+static int64_t *vinfer_count_setups(AVCodecContext *cc) {
+	int64_t *n = av_mallocz(sizeof(*n));
+	if (!n) return NULL;
+	cc->opaque = n;
+	cc->get_format = vinfer_get_format;
+	return n;
+}
+
+// vinfer_send_quiet is vinfer_send with cc's log messages lowered below the trace level (an
+// input refused on purpose, ResetOutputH264).
+static int vinfer_send_quiet(AVCodecContext *cc, AVPacket *pkt, const uint8_t *data, int size) {
+	int offset = cc->log_level_offset;
+	cc->log_level_offset = offset + 64;
+	int ret = vinfer_send(cc, pkt, data, size, AV_NOPTS_VALUE, AV_NOPTS_VALUE, 0);
+	cc->log_level_offset = offset;
+	return ret;
+}
+
+static int64_t vinfer_setups(const int64_t *n) { return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0; }
 
 static void vinfer_set_pkt_timebase(AVCodecContext *cc, int num, int den) {
 	cc->pkt_timebase.num = num;
@@ -240,6 +269,72 @@ func SetSkipNonRef(cc *astiav.CodecContext, on bool) {
 		v = 1
 	}
 	C.vinfer_set_skip_nonref(codecContext(cc), C.int(v))
+}
+
+// Setups counts a decoder's set-ups (get_format calls: the first picture, a new picture size
+// or format, and for H.264 the first picture after FlushDecoder, which frees the decoder's
+// tables; a hardware decoder is rebuilt each time). Free it after freeing the codec context.
+type Setups struct{ n *C.int64_t }
+
+// CountSetups makes cc count its set-ups; call it before opening cc. It replaces cc's
+// get_format with FFmpeg's default choice plus the count, and uses cc's opaque field.
+func CountSetups(cc *astiav.CodecContext) *Setups {
+	return &Setups{n: C.vinfer_count_setups(codecContext(cc))}
+}
+
+// N returns the set-ups so far (0 after Free or when the counter could not be allocated).
+func (s *Setups) N() int64 {
+	if s == nil {
+		return 0
+	}
+	return int64(C.vinfer_setups(s.n))
+}
+
+// Free frees the counter; call it after the codec context was freed.
+func (s *Setups) Free() {
+	if s != nil && s.n != nil {
+		C.av_free(unsafe.Pointer(s.n))
+		s.n = nil
+	}
+}
+
+// EndOfSequenceH264 is an H.264 end-of-sequence NAL unit (ITU-T H.264 §7.4.1.2.3,
+// nal_unit_type 10) with its start code. Sent alone after a picture, it makes FFmpeg's H.264
+// decoder output the oldest picture it holds for reordering, as an end of stream would, but
+// without ending the stream: the decoder keeps its set-up (FlushDecoder would free it).
+var EndOfSequenceH264 = []byte{0, 0, 0, 1, 0x0a}
+
+// ResetOutputH264 is a malformed H.264 access unit that resets only what FFmpeg 5.1's H.264
+// decoder remembers of the pictures it output (next_outputed_poc), without freeing its set-up
+// as FlushDecoder does: an IDR slice NAL unit whose slice header says P, which the decoder
+// refuses (AVERROR_INVALIDDATA, "Invalid inter IDR frame" at the error log level: ResetOutput
+// keeps it out of the log) before touching anything else. Sent after EndOfSequenceH264 pushed every held picture out, it lets
+// the decoder start on another stream's IDR as after a reset: otherwise that stream's pictures
+// whose POC is below the last one output are dropped as out of order.
+var ResetOutputH264 = []byte{0, 0, 0, 1, 0x65, 0x98, 0x80}
+
+// ResetOutput sends ResetOutputH264 to cc, through scratch, without the error FFmpeg logs for
+// it (the refusal it returns is the point and is not reported).
+func ResetOutput(cc *astiav.CodecContext, scratch *astiav.Packet) {
+	r := ResetOutputH264
+	C.vinfer_send_quiet(codecContext(cc), packet(scratch), (*C.uint8_t)(unsafe.Pointer(&r[0])), C.int(len(r)))
+}
+
+// HasIDR reports whether the H.264 Annex-B access unit au holds an IDR slice (nal_unit_type
+// 5), after which the decoder holds no reference of an earlier stream.
+func HasIDR(au []byte) bool {
+	for i := 0; i+3 < len(au); i++ {
+		if au[i] == 0 && au[i+1] == 0 && au[i+2] == 1 {
+			switch au[i+3] & 0x1f {
+			case 5:
+				return true
+			case 1: // a non-IDR slice: an access unit's slices are all IDR or none (§7.4.1.2.4)
+				return false
+			}
+			i += 2
+		}
+	}
+	return false
 }
 
 // FrameInfo is what a decoder needs of an AVFrame, read in one cgo call.
