@@ -117,7 +117,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	return e.AppendJSON(make([]byte, 0, 320)), nil
 }
 
-// appendSeconds writes d in seconds, the shortest decimal that reads back as the same float64.
+// appendSeconds writes d in seconds, the shortest decimal that reads back as the same float64:
+// the nanoseconds' own decimal (6.56; d.Seconds() adds two float64s, giving 6.5600000000000005).
 func appendSeconds(b []byte, d time.Duration) []byte {
-	return strconv.AppendFloat(b, d.Seconds(), 'f', -1, 64)
+	return strconv.AppendFloat(b, float64(d)/1e9, 'f', -1, 64)
 }

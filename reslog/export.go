@@ -16,7 +16,7 @@ func AppendJSON(b []byte, f *Frame) []byte {
 	b = append(b, `{"frame":`...)
 	b = strconv.AppendInt(b, f.Frame, 10)
 	b = append(b, `,"pts":`...)
-	b = strconv.AppendFloat(b, f.PTS.Seconds(), 'f', -1, 64)
+	b = strconv.AppendFloat(b, float64(f.PTS)/1e9, 'f', -1, 64) // 6.56, not Seconds()' 6.5600000000000005
 	b = append(b, `,"time":"`...)
 	b = f.Wall.UTC().AppendFormat(b, "2006-01-02T15:04:05.000000Z07:00")
 	b = append(b, `","width":`...)

@@ -104,7 +104,7 @@ func AppendJSON(b []byte, r *Result) []byte {
 	b = append(b, `,"frame":`...)
 	b = strconv.AppendInt(b, r.Frame, 10)
 	b = append(b, `,"pts":`...)
-	b = strconv.AppendFloat(b, r.PTS.Seconds(), 'f', -1, 64)
+	b = strconv.AppendFloat(b, float64(r.PTS)/1e9, 'f', -1, 64) // 6.56, not Seconds()' 6.5600000000000005
 	if !r.Wallclock.IsZero() {
 		b = append(b, `,"wallclock":"`...)
 		b = r.Wallclock.UTC().AppendFormat(b, time.RFC3339Nano)
