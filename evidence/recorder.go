@@ -354,7 +354,7 @@ func (r *Recorder) selected(ev *event.Event) bool {
 // addEvent opens or extends the stream's clip and queues the event's row.
 func (s *streamRec) addEvent(ev *event.Event) {
 	r := s.r
-	row := Row{ID: ev.ID, Stream: s.id, Type: ev.Type.String(), Time: ev.Time.UTC(), PTS: ev.PTS.Seconds(),
+	row := Row{ID: ev.ID, Stream: s.id, Type: ev.Type.String(), Time: ev.Time.UTC(), PTS: seconds(ev.PTS),
 		Event: ev.AppendJSON(nil)}
 	ce := clipEvent{id: ev.ID, pts: ev.PTS, track: ev.TrackID, score: ev.Score, box: ev.Box}
 	ring := s.ring

@@ -349,7 +349,7 @@ func (r *Recorder) writeClip(j job) {
 	}
 	units := j.units
 	first, last := &units[0], &units[len(units)-1]
-	rec.Start = first.PTS.Seconds()
+	rec.Start = seconds(first.PTS)
 	rec.Truncated = j.trunc || first.PTS > c.from
 	var need int64 = 64 << 10
 	for i := range units {
@@ -380,9 +380,9 @@ func (r *Recorder) writeClip(j job) {
 		return
 	}
 	rec.Bytes = n
-	rec.End = (first.PTS + dur).Seconds()
+	rec.End = seconds(first.PTS + dur)
 	if last.PTS > first.PTS+dur {
-		rec.End = last.PTS.Seconds()
+		rec.End = seconds(last.PTS)
 	}
 	snaps := map[event.ID]*snapInfo{}
 	if r.NewDecoder != nil {
@@ -426,7 +426,7 @@ func (r *Recorder) writeClip(j job) {
 				in.frame = true
 			} else if e := byID[sh.id]; e != nil {
 				b := e.best
-				in.best = &Best{PTS: b.pts.Seconds(), Score: b.score, Box: b.box, Cut: b.cut}
+				in.best = &Best{PTS: seconds(b.pts), Score: b.score, Box: b.box, Cut: b.cut}
 			}
 			r.snaps.Add(1)
 		}

@@ -74,7 +74,7 @@ func (u *unrecorded) retry(put func(*Clip) error) error {
 // clipRecord is the index record of c before it is written: its id, stream, wanted start and
 // events.
 func (r *Recorder) clipRecord(c *openClip) *Clip {
-	rec := &Clip{ID: c.id, Stream: c.stream, Want: c.from.Seconds(), Created: r.Now().UTC(),
+	rec := &Clip{ID: c.id, Stream: c.stream, Want: seconds(c.from), Created: r.Now().UTC(),
 		Events: make([]event.ID, len(c.events))}
 	for i := range c.events {
 		rec.Events[i] = c.events[i].id
