@@ -103,12 +103,15 @@ func measureLive(t *testing.T, rel, mode string) {
 		TS        int64    `json:"ts"`
 		ResultTS  *int64   `json:"resultTs"`
 		ShownAt   float64  `json:"shownAt"`
+		ArrivedAt *float64 `json:"arrivedAt"`
 		Wallclock *float64 `json:"wallclock"`
 	}](`window.vinferLive.frames`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	target, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.vinferLive.targetMs`))
+	raises, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.vinferLive.raises)`))
+	t.Logf("page delay raises [ms since page start, ms late]: %s", raises)
 	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.vinferLive.mode`)); got != mode {
 		t.Fatalf("page played the stream as %q, want %q", got, mode)
 	}
@@ -120,7 +123,7 @@ func measureLive(t *testing.T, rel, mode string) {
 	})()`, chromedp.EvalAwaitPromise))
 	t.Logf("page: %d frames logged; video %s", len(frames), quality)
 	// The last 20 s: after the page's delay settled.
-	var lat []float64
+	var lat, toPage, onPage []float64
 	var drift []int
 	none := 0
 	for _, f := range frames {
@@ -134,6 +137,10 @@ func measureLive(t *testing.T, rel, mode string) {
 		drift = append(drift, int(math.Round(math.Abs(float64(f.TS-*f.ResultTS))/float64(frame))))
 		if f.Wallclock != nil && *f.ResultTS == f.TS {
 			lat = append(lat, f.ShownAt-*f.Wallclock)
+			if f.ArrivedAt != nil { // MSE: the frame's fragment came to the page at ArrivedAt
+				toPage = append(toPage, *f.ArrivedAt-*f.Wallclock)
+				onPage = append(onPage, f.ShownAt-*f.ArrivedAt)
+			}
 		}
 	}
 	if len(lat) < 20 || len(drift) < 20 {
@@ -146,6 +153,12 @@ func measureLive(t *testing.T, rel, mode string) {
 	e.want("GET", "/api/streams/cam", "", 200, &sv)
 	t.Logf("glass-to-glass over %d frames: p50 %.0f ms, p95 %.0f ms, max %.0f ms (camera reorder delay %.0f ms, page delay for results %.0f ms, decoder to result %.0f ms)",
 		len(lat), q(0.5), q(0.95), lat[len(lat)-1], float64(reorder)/90, target, sv.LatencyMS)
+	if len(toPage) > 0 {
+		slices.Sort(toPage)
+		slices.Sort(onPage)
+		t.Logf("of which capture to the fragment at the page p50 %.0f ms (p95 %.0f), fragment to display p50 %.0f ms (p95 %.0f)",
+			toPage[len(toPage)/2], toPage[len(toPage)*95/100], onPage[len(onPage)/2], onPage[len(onPage)*95/100])
+	}
 	t.Logf("overlay drift over %d frames with a result: p50 %d, p95 %d, max %d frames (%d%% at 0); %d frames shown with none",
 		len(drift), drift[len(drift)/2], drift[len(drift)*95/100], drift[len(drift)-1], 100*sort.SearchInts(drift, 1)/len(drift), none)
 }
