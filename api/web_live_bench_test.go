@@ -57,6 +57,16 @@ func measureLive(t *testing.T, rel, mode string) {
 	for _, s := range clip.Samples {
 		reorder = max(reorder, s.PTS-s.DTS)
 	}
+	// A camera sending each picture as soon as it is encoded holds a picture only until the
+	// newest one before it in decode order is captured: at most `eager` for display at a steady
+	// pace, a frame less than R here, where pictures go out at the DTS pace.
+	var eager, newest int64
+	for i, s := range clip.Samples {
+		if i == 0 || s.PTS > newest {
+			newest = s.PTS
+		}
+		eager = max(eager, newest-s.PTS)
+	}
 	dts0 := clip.Samples[0].DTS
 	frame := (clip.Samples[len(clip.Samples)-1].DTS - dts0) / int64(len(clip.Samples)-1) // ticks
 	span := clip.Samples[len(clip.Samples)-1].DTS - dts0 + frame
@@ -112,6 +122,27 @@ func measureLive(t *testing.T, rel, mode string) {
 	target, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.vinferLive.targetMs`))
 	raises, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.vinferLive.raises)`))
 	t.Logf("page delay raises [ms since page start, ms late]: %s", raises)
+	dur, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`String(document.querySelector('#lv-video').duration)`))
+	t.Logf("camera reorder delay %.0f ms at the DTS pace, %.0f ms for a camera sending pictures once encoded; video duration %s",
+		float64(reorder)/90, float64(eager)/90, dur)
+	if mode == "mse" {
+		jumps, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`window.vinferLive.jumps`))
+		if trace, err := chromedp.Run(ctx, chromedp.Evaluate[[][4]float64](`window.vinferLive.trace`)); err == nil && len(trace) > 10 {
+			trace = trace[len(trace)/2:]
+			var behind, end []float64
+			low := 0
+			for _, r := range trace {
+				behind, end = append(behind, r[1]), append(end, r[3])
+				if r[2] < 3 {
+					low++
+				}
+			}
+			slices.Sort(behind)
+			slices.Sort(end)
+			t.Logf("play head behind the newest complete picture p50 %.0f ms (p5 %.0f, p95 %.0f), behind the buffered end p50 %.0f ms; %d of %d samples below HAVE_FUTURE_DATA; %d catch-up jumps",
+				behind[len(behind)/2], behind[len(behind)/20], behind[len(behind)*95/100], end[len(end)/2], low, len(trace), jumps)
+		}
+	}
 	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.vinferLive.mode`)); got != mode {
 		t.Fatalf("page played the stream as %q, want %q", got, mode)
 	}

@@ -28,6 +28,9 @@ const lv = {
   reorder: 0, // mse: seconds the newest PTS may run ahead of the last complete picture (B-frames)
   lead: 0, // mse: seconds the smallest PTS − DTS so far falls below 0 (≤ 0)
   lastDTS: -Infinity, // mse: media time (s) of the newest fragment's decode time
+  done: null, // mse: media time (s) where the run of pictures all in ends, null before the first
+  pending: [], // mse: samples {pts, dur} (ticks) come past a picture still to come
+  frameDur: 0, // mse: the last picture's duration, s
   arrived: new Map(), // mse: PTS in RTP ticks → performance.now() when its fragment came
   pc: null,
   session: "", // the WHEP session URL, for DELETE
@@ -39,6 +42,8 @@ const lv = {
   lateAt: 0, // performance.now() of the last frame shown before its result
   raises: [], // per raise of targetMs: [performance.now(), ms the result came after its frame]
   behind: 0, // mse: seconds the play head is behind the newest complete picture
+  trace: [], // mse: every 200 ms [performance.now(), ms behind the newest complete picture, readyState, ms behind the buffered end]
+  jumps: 0, // mse: play head moves to catch up
   frames: [], // per presented frame: {ts, resultTs, boxes, shownAt (epoch ms), lateMs}
   note: "",
 };
@@ -306,11 +311,13 @@ async function connect() {
   video.requestVideoFrameCallback(onFrame);
 }
 
-// fragmentTimes returns the decode time and the presentation times (90 kHz ticks, media time)
-// of a fragment's samples from its moof (ISO/IEC 14496-12 §8.8: tfdt, trun), or null.
+// fragmentTimes returns the decode time and per sample the presentation time and duration
+// (90 kHz ticks, media time) of a fragment from its moof (ISO/IEC 14496-12 §8.8: tfdt, trun),
+// or null.
 function fragmentTimes(buf) {
   const v = new DataView(buf);
-  let dts = null, pts = [];
+  let dts = null;
+  const samples = [];
   const walk = (at, end) => {
     while (at + 8 <= end) {
       const size = v.getUint32(at), type = String.fromCharCode(v.getUint8(at + 4), v.getUint8(at + 5), v.getUint8(at + 6), v.getUint8(at + 7));
@@ -326,7 +333,7 @@ function fragmentTimes(buf) {
           if (flags & 0x200) p += 4;
           if (flags & 0x400) p += 4;
           if (flags & 0x800) { cto = ver ? v.getInt32(p) : v.getUint32(p); p += 4; }
-          pts.push(t + cto);
+          samples.push({ pts: t + cto, dur: d });
           t += d;
         }
       }
@@ -334,7 +341,25 @@ function fragmentTimes(buf) {
     }
   };
   try { walk(0, v.byteLength); } catch { return null; }
-  return dts === null ? null : { dts, pts };
+  return dts === null ? null : { dts, samples };
+}
+
+// complete advances lv.done, the end (media time, s) of the run of pictures that are all in,
+// over the samples of a fragment come in decode order; a picture that never comes (lost
+// upstream) holds it back only until the newest DTS passes it.
+function complete(samples) {
+  const q = lv.pending;
+  for (const s of samples) q.push(s);
+  q.sort((a, b) => a.pts - b.pts);
+  let done = lv.done === null ? q[0].pts : lv.done * TICKS;
+  done = Math.max(done, (lv.lastDTS + lv.lead) * TICKS);
+  while (q.length && q[0].pts <= done + q[0].dur / 2) {
+    const s = q.shift();
+    done = Math.max(done, s.pts + s.dur);
+    if (s.dur > 0) lv.frameDur = s.dur / TICKS;
+  }
+  lv.done = done / TICKS;
+  if (q.length > 300) q.splice(0, q.length - 300);
 }
 
 // connectMSE plays the stream as fragmented MP4 over a WebSocket (GET …/mse): a text message
@@ -363,7 +388,8 @@ function connectMSE() {
       const ft = fragmentTimes(m.data);
       if (ft) {
         lv.lastDTS = ft.dts / TICKS;
-        for (const p of ft.pts) keep(lv.arrived, p - lv.offset, performance.now());
+        for (const s of ft.samples) keep(lv.arrived, s.pts - lv.offset, performance.now());
+        complete(ft.samples);
       }
       queue.push(m.data);
       pump();
@@ -378,6 +404,9 @@ function connectMSE() {
       return snapshots(`This browser cannot play this stream's video (${msg.mime}): showing snapshots with the server's boxes.`);
     }
     lv.offset = msg.offset;
+    lv.done = null;
+    lv.pending = [];
+    lv.lastDTS = -Infinity;
     const ms = new MediaSource();
     video.srcObject = null;
     video.src = URL.createObjectURL(ms);
@@ -395,13 +424,23 @@ function connectMSE() {
     if (lv.ws !== ws) return;
     const b = video.buffered;
     if (b.length) {
-      // The newest complete picture: no PTS runs more than reorder past the buffered end, and
-      // every picture with a PTS up to the newest DTS + lead is in (decode order).
-      const edge = Math.min(b.end(b.length - 1), Math.max(b.end(b.length - 1) - lv.reorder, lv.lastDTS + lv.lead));
+      // The end of the newest complete picture: the run of pictures all in, else (a picture
+      // lost) what decode order bounds: no PTS runs more than reorder past the buffered end,
+      // and every picture with a PTS up to the newest DTS + lead is in.
+      const end = b.end(b.length - 1);
+      // A decoder of B-frames gives out a picture when the next in decode order is in (H.264
+      // §C.4.5.3 bumping with one frame of reorder): a frame less than the run all in.
+      const held = lv.reorder > 0 ? lv.frameDur : 0;
+      const edge = Math.min(end, Math.max(lv.done === null ? -Infinity : lv.done - held, end - lv.reorder + lv.lead, lv.lastDTS + lv.lead));
       const behind = edge - video.currentTime;
       lv.behind = behind;
+      lv.trace.push([Math.round(performance.now()), Math.round(behind * 1000), video.readyState, Math.round((end - video.currentTime) * 1000)]);
+      if (lv.trace.length > KEEP) lv.trace.shift();
       const want = lv.targetMs / 1000;
-      if (behind > want + 0.6 || video.currentTime < b.start(b.length - 1)) video.currentTime = Math.max(b.start(b.length - 1), edge - want);
+      if (behind > want + 0.6 || video.currentTime < b.start(b.length - 1)) {
+        video.currentTime = Math.max(b.start(b.length - 1), edge - want);
+        lv.jumps++;
+      }
       else video.playbackRate = behind > want + 0.05 ? 1.1 : behind < want - 0.05 ? 0.9 : 1;
       if (video.paused) video.play().catch(() => {});
       if (sb && !sb.updating && b.start(0) < video.currentTime - 30) sb.remove(0, video.currentTime - 20);
