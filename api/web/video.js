@@ -350,6 +350,7 @@ function fragmentTimes(buf) {
 function complete(samples) {
   const q = lv.pending;
   for (const s of samples) q.push(s);
+  if (!q.length) return;
   q.sort((a, b) => a.pts - b.pts);
   let done = lv.done === null ? q[0].pts : lv.done * TICKS;
   done = Math.max(done, (lv.lastDTS + lv.lead) * TICKS);
