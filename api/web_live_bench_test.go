@@ -57,6 +57,16 @@ func measureLive(t *testing.T, rel, mode string) {
 	for _, s := range clip.Samples {
 		reorder = max(reorder, s.PTS-s.DTS)
 	}
+	// A camera sending each picture as soon as it is encoded holds a picture only until the
+	// newest one before it in decode order is captured: at most `eager` for display at a steady
+	// pace, a frame less than R here, where pictures go out at the DTS pace.
+	var eager, newest int64
+	for i, s := range clip.Samples {
+		if i == 0 || s.PTS > newest {
+			newest = s.PTS
+		}
+		eager = max(eager, newest-s.PTS)
+	}
 	dts0 := clip.Samples[0].DTS
 	frame := (clip.Samples[len(clip.Samples)-1].DTS - dts0) / int64(len(clip.Samples)-1) // ticks
 	span := clip.Samples[len(clip.Samples)-1].DTS - dts0 + frame
@@ -103,12 +113,36 @@ func measureLive(t *testing.T, rel, mode string) {
 		TS        int64    `json:"ts"`
 		ResultTS  *int64   `json:"resultTs"`
 		ShownAt   float64  `json:"shownAt"`
+		ArrivedAt *float64 `json:"arrivedAt"`
 		Wallclock *float64 `json:"wallclock"`
 	}](`window.vinferLive.frames`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	target, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.vinferLive.targetMs`))
+	raises, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.vinferLive.raises)`))
+	t.Logf("page delay raises [ms since page start, ms late]: %s", raises)
+	dur, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`String(document.querySelector('#lv-video').duration)`))
+	t.Logf("camera reorder delay %.0f ms at the DTS pace, %.0f ms for a camera sending pictures once encoded; video duration %s",
+		float64(reorder)/90, float64(eager)/90, dur)
+	if mode == "mse" {
+		jumps, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`window.vinferLive.jumps`))
+		if trace, err := chromedp.Run(ctx, chromedp.Evaluate[[][4]float64](`window.vinferLive.trace`)); err == nil && len(trace) > 10 {
+			trace = trace[len(trace)/2:]
+			var behind, end []float64
+			low := 0
+			for _, r := range trace {
+				behind, end = append(behind, r[1]), append(end, r[3])
+				if r[2] < 3 {
+					low++
+				}
+			}
+			slices.Sort(behind)
+			slices.Sort(end)
+			t.Logf("play head behind the newest complete picture p50 %.0f ms (p5 %.0f, p95 %.0f), behind the buffered end p50 %.0f ms; %d of %d samples below HAVE_FUTURE_DATA; %d catch-up jumps",
+				behind[len(behind)/2], behind[len(behind)/20], behind[len(behind)*95/100], end[len(end)/2], low, len(trace), jumps)
+		}
+	}
 	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.vinferLive.mode`)); got != mode {
 		t.Fatalf("page played the stream as %q, want %q", got, mode)
 	}
@@ -120,7 +154,7 @@ func measureLive(t *testing.T, rel, mode string) {
 	})()`, chromedp.EvalAwaitPromise))
 	t.Logf("page: %d frames logged; video %s", len(frames), quality)
 	// The last 20 s: after the page's delay settled.
-	var lat []float64
+	var lat, toPage, onPage []float64
 	var drift []int
 	none := 0
 	for _, f := range frames {
@@ -134,6 +168,10 @@ func measureLive(t *testing.T, rel, mode string) {
 		drift = append(drift, int(math.Round(math.Abs(float64(f.TS-*f.ResultTS))/float64(frame))))
 		if f.Wallclock != nil && *f.ResultTS == f.TS {
 			lat = append(lat, f.ShownAt-*f.Wallclock)
+			if f.ArrivedAt != nil { // MSE: the frame's fragment came to the page at ArrivedAt
+				toPage = append(toPage, *f.ArrivedAt-*f.Wallclock)
+				onPage = append(onPage, f.ShownAt-*f.ArrivedAt)
+			}
 		}
 	}
 	if len(lat) < 20 || len(drift) < 20 {
@@ -146,6 +184,12 @@ func measureLive(t *testing.T, rel, mode string) {
 	e.want("GET", "/api/streams/cam", "", 200, &sv)
 	t.Logf("glass-to-glass over %d frames: p50 %.0f ms, p95 %.0f ms, max %.0f ms (camera reorder delay %.0f ms, page delay for results %.0f ms, decoder to result %.0f ms)",
 		len(lat), q(0.5), q(0.95), lat[len(lat)-1], float64(reorder)/90, target, sv.LatencyMS)
+	if len(toPage) > 0 {
+		slices.Sort(toPage)
+		slices.Sort(onPage)
+		t.Logf("of which capture to the fragment at the page p50 %.0f ms (p95 %.0f), fragment to display p50 %.0f ms (p95 %.0f)",
+			toPage[len(toPage)/2], toPage[len(toPage)*95/100], onPage[len(onPage)/2], onPage[len(onPage)*95/100])
+	}
 	t.Logf("overlay drift over %d frames with a result: p50 %d, p95 %d, max %d frames (%d%% at 0); %d frames shown with none",
 		len(drift), drift[len(drift)/2], drift[len(drift)*95/100], drift[len(drift)-1], 100*sort.SearchInts(drift, 1)/len(drift), none)
 }

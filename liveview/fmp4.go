@@ -31,6 +31,7 @@ type muxer struct {
 	lastDTS int64
 	dur     uint32 // the last DTS step, the next sample's duration until known
 	reorder int64  // the largest PTS − DTS so far (ticks): how far the newest PTS runs ahead
+	lead    int64  // the smallest PTS − DTS so far, or 0 (ticks, ≤ 0)
 	buf     seekablebuffer.Buffer
 }
 
@@ -48,9 +49,11 @@ type initInfo struct {
 
 // reorderInfo tells the page how far ahead of the last complete picture the newest PTS may run
 // (B-frames): a play head closer than that to the buffered end waits for pictures to come.
+// Lead bounds it from the other side: every picture of PTS ≤ the newest DTS + Lead is in.
 type reorderInfo struct {
 	Type  string `json:"type"` // "reorder"
 	Ticks int64  `json:"ticks"`
+	Lead  int64  `json:"lead"` // ≤ 0
 }
 
 // nalus splits an Annex-B access unit into its NAL units, the parameter sets apart.
@@ -142,9 +145,9 @@ func (m *muxer) unit(u Unit, send func(text bool, b []byte) error) error {
 		return defs.ErrLiveCodec
 	}
 	m.lastDTS = dts
-	if pts-dts > m.reorder {
-		m.reorder = pts - dts
-		msg, _ := json.Marshal(reorderInfo{Type: "reorder", Ticks: m.reorder})
+	if pts-dts > m.reorder || pts-dts < m.lead {
+		m.reorder, m.lead = max(m.reorder, pts-dts), min(m.lead, pts-dts)
+		msg, _ := json.Marshal(reorderInfo{Type: "reorder", Ticks: m.reorder, Lead: m.lead})
 		if err := send(true, msg); err != nil {
 			return err
 		}

@@ -82,6 +82,45 @@ func TestMuxer(t *testing.T) {
 	}
 }
 
+// TestMuxerReorder: the reorder message bounds the newest complete picture from both sides: the
+// largest PTS − DTS (how far the buffered end may run ahead) and the smallest, when below 0
+// (negative composition offsets: pictures up to the newest DTS + lead are in), sent as each
+// grows.
+func TestMuxerReorder(t *testing.T) {
+	sps := []byte{0x67, 0x4d, 0x40, 0x1f, 0x96, 0x52, 0x81, 0x80, 0x6f, 0x4d, 0x41, 0x81, 0x81, 0x90,
+		0x00, 0x00, 0x03, 0x00, 0x10, 0x00, 0x00, 0x03, 0x01, 0x48, 0x40}
+	au := func(ns ...[]byte) []byte {
+		var out []byte
+		for _, n := range ns {
+			out = append(append(out, 0, 0, 0, 1), n...)
+		}
+		return out
+	}
+	var texts []string
+	send := func(text bool, m []byte) error {
+		if text {
+			texts = append(texts, string(m))
+		}
+		return nil
+	}
+	var m muxer
+	ms := time.Millisecond
+	for _, u := range []Unit{
+		{Codec: media.CodecH264, Data: au(sps, []byte{0x68, 0xe9, 0x09, 0x35, 0x20}, []byte{0x65, 0x88}), PTS: 1000 * ms, DTS: 1000 * ms, Key: true},
+		{Codec: media.CodecH264, Data: au([]byte{0x41, 0x9a}), PTS: 1300 * ms, DTS: 1100 * ms},
+		{Codec: media.CodecH264, Data: au([]byte{0x01, 0x9e}), PTS: 1100 * ms, DTS: 1200 * ms},
+		{Codec: media.CodecH264, Data: au([]byte{0x01, 0x9e}), PTS: 1200 * ms, DTS: 1300 * ms},
+	} {
+		if err := m.unit(u, send); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{`{"type":"reorder","ticks":18000,"lead":0}`, `{"type":"reorder","ticks":18000,"lead":-9000}`}
+	if len(texts) != 3 || texts[1] != want[0] || texts[2] != want[1] {
+		t.Fatalf("text messages %q, want init then %q", texts, want)
+	}
+}
+
 // TestMimeType: RFC 6381 codecs strings from the SPS.
 func TestMimeType(t *testing.T) {
 	if got := mimeType(media.CodecH264, []byte{0x67, 0x42, 0xc0, 0x1e}); got != `video/mp4; codecs="avc1.42C01E"` {

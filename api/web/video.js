@@ -26,6 +26,12 @@ const lv = {
   ws: null, // the fragmented MP4 socket (mode mse)
   offset: 0, // mse: media time × 90 kHz − offset = PTS in RTP ticks
   reorder: 0, // mse: seconds the newest PTS may run ahead of the last complete picture (B-frames)
+  lead: 0, // mse: seconds the smallest PTS − DTS so far falls below 0 (≤ 0)
+  lastDTS: -Infinity, // mse: media time (s) of the newest fragment's decode time
+  done: null, // mse: media time (s) where the run of pictures all in ends, null before the first
+  pending: [], // mse: samples {pts, dur} (ticks) come past a picture still to come
+  frameDur: 0, // mse: the last picture's duration, s
+  arrived: new Map(), // mse: PTS in RTP ticks → performance.now() when its fragment came
   pc: null,
   session: "", // the WHEP session URL, for DELETE
   results: new Map(), // PTS in RTP ticks → result
@@ -34,6 +40,10 @@ const lv = {
   targetMs: 100, // the receiver's jitter buffer target: video held back so results are in first
   raisedAt: 0, // performance.now() of the last raise of targetMs
   lateAt: 0, // performance.now() of the last frame shown before its result
+  raises: [], // per raise of targetMs: [performance.now(), ms the result came after its frame]
+  behind: 0, // mse: seconds the play head is behind the newest complete picture
+  trace: [], // mse: every 200 ms [performance.now(), ms behind the newest complete picture, readyState, ms behind the buffered end]
+  jumps: 0, // mse: play head moves to catch up
   frames: [], // per presented frame: {ts, resultTs, boxes, shownAt (epoch ms), lateMs}
   note: "",
 };
@@ -78,8 +88,13 @@ function onResult(text) {
     const now = performance.now();
     lv.lateAt = now;
     if (now - lv.raisedAt < 1000) return;
+    // MSE moves the play head back at a tenth of real time: while it is still short of the
+    // target, the frames it shows are late from the raise under way, not from a new one.
+    if (lv.mode === "mse" && lv.behind < lv.targetMs / 1000 - 0.05) return;
     lv.raisedAt = now;
     setTarget(Math.min(3000, lv.targetMs + late + 20));
+    lv.raises.push([Math.round(now), Math.round(late)]);
+    if (lv.raises.length > KEEP) lv.raises.shift();
   }
 }
 
@@ -118,7 +133,7 @@ function onFrame(now, meta) {
   draw(r, ts, meta.width, meta.height);
   const shownAt = performance.timeOrigin + (meta.expectedDisplayTime || now);
   lv.frames.push({ ts, resultTs: r ? ticksOf(r.pts) : null, boxes: r ? r.detections.map((d) => d.box) : [],
-    shownAt, captureAt: meta.captureTime ? performance.timeOrigin + meta.captureTime : null,
+    shownAt, arrivedAt: lv.arrived.has(ts) ? performance.timeOrigin + lv.arrived.get(ts) : null, captureAt: meta.captureTime ? performance.timeOrigin + meta.captureTime : null,
     wallclock: r && r.wallclock ? Date.parse(r.wallclock) : null });
   if (lv.frames.length > KEEP) lv.frames.shift();
 }
@@ -296,6 +311,58 @@ async function connect() {
   video.requestVideoFrameCallback(onFrame);
 }
 
+// fragmentTimes returns the decode time and per sample the presentation time and duration
+// (90 kHz ticks, media time) of a fragment from its moof (ISO/IEC 14496-12 §8.8: tfdt, trun),
+// or null.
+function fragmentTimes(buf) {
+  const v = new DataView(buf);
+  let dts = null;
+  const samples = [];
+  const walk = (at, end) => {
+    while (at + 8 <= end) {
+      const size = v.getUint32(at), type = String.fromCharCode(v.getUint8(at + 4), v.getUint8(at + 5), v.getUint8(at + 6), v.getUint8(at + 7));
+      if (size < 8 || at + size > end) return;
+      if (type === "moof" || type === "traf") walk(at + 8, at + size);
+      else if (type === "tfdt") dts = v.getUint8(at + 8) === 1 ? Number(v.getBigUint64(at + 12)) : v.getUint32(at + 12);
+      else if (type === "trun" && dts !== null) {
+        const ver = v.getUint8(at + 8), flags = v.getUint32(at + 8) & 0xffffff, n = v.getUint32(at + 12);
+        let p = at + 16 + (flags & 1 ? 4 : 0) + (flags & 4 ? 4 : 0), t = dts;
+        for (let i = 0; i < n && i < 64 && p <= at + size; i++) {
+          let d = 0, cto = 0;
+          if (flags & 0x100) { d = v.getUint32(p); p += 4; }
+          if (flags & 0x200) p += 4;
+          if (flags & 0x400) p += 4;
+          if (flags & 0x800) { cto = ver ? v.getInt32(p) : v.getUint32(p); p += 4; }
+          samples.push({ pts: t + cto, dur: d });
+          t += d;
+        }
+      }
+      at += size;
+    }
+  };
+  try { walk(0, v.byteLength); } catch { return null; }
+  return dts === null ? null : { dts, samples };
+}
+
+// complete advances lv.done, the end (media time, s) of the run of pictures that are all in,
+// over the samples of a fragment come in decode order; a picture that never comes (lost
+// upstream) holds it back only until the newest DTS passes it.
+function complete(samples) {
+  const q = lv.pending;
+  for (const s of samples) q.push(s);
+  if (!q.length) return;
+  q.sort((a, b) => a.pts - b.pts);
+  let done = lv.done === null ? q[0].pts : lv.done * TICKS;
+  done = Math.max(done, (lv.lastDTS + lv.lead) * TICKS);
+  while (q.length && q[0].pts <= done + q[0].dur / 2) {
+    const s = q.shift();
+    done = Math.max(done, s.pts + s.dur);
+    if (s.dur > 0) lv.frameDur = s.dur / TICKS;
+  }
+  lv.done = done / TICKS;
+  if (q.length > 300) q.splice(0, q.length - 300);
+}
+
 // connectMSE plays the stream as fragmented MP4 over a WebSocket (GET …/mse): a text message
 // {"type":"init","mime","offset"}, the init segment, then a fragment per access unit (binary),
 // the results between them (text). The play head is kept targetMs behind the newest frame so
@@ -319,19 +386,28 @@ function connectMSE() {
   ws.onmessage = (m) => {
     if (typeof m.data !== "string") {
       if (queue.length > 300) { ws.close(); return; } // the page cannot keep up: start over
+      const ft = fragmentTimes(m.data);
+      if (ft) {
+        lv.lastDTS = ft.dts / TICKS;
+        for (const s of ft.samples) keep(lv.arrived, s.pts - lv.offset, performance.now());
+        complete(ft.samples);
+      }
       queue.push(m.data);
       pump();
       return;
     }
     let msg;
     try { msg = JSON.parse(m.data); } catch { return; }
-    if (msg.type === "reorder") { lv.reorder = msg.ticks / TICKS; return; }
+    if (msg.type === "reorder") { lv.reorder = msg.ticks / TICKS; lv.lead = Math.min(0, (msg.lead || 0) / TICKS); return; }
     if (msg.type !== "init") return onResult(m.data);
     if (!MediaSource.isTypeSupported(msg.mime)) {
       ws.close();
       return snapshots(`This browser cannot play this stream's video (${msg.mime}): showing snapshots with the server's boxes.`);
     }
     lv.offset = msg.offset;
+    lv.done = null;
+    lv.pending = [];
+    lv.lastDTS = -Infinity;
     const ms = new MediaSource();
     video.srcObject = null;
     video.src = URL.createObjectURL(ms);
@@ -349,10 +425,23 @@ function connectMSE() {
     if (lv.ws !== ws) return;
     const b = video.buffered;
     if (b.length) {
-      const edge = b.end(b.length - 1) - lv.reorder; // the newest complete picture
+      // The end of the newest complete picture: the run of pictures all in, else (a picture
+      // lost) what decode order bounds: no PTS runs more than reorder past the buffered end,
+      // and every picture with a PTS up to the newest DTS + lead is in.
+      const end = b.end(b.length - 1);
+      // A decoder of B-frames gives out a picture when the next in decode order is in (H.264
+      // §C.4.5.3 bumping with one frame of reorder): a frame less than the run all in.
+      const held = lv.reorder > 0 ? lv.frameDur : 0;
+      const edge = Math.min(end, Math.max(lv.done === null ? -Infinity : lv.done - held, end - lv.reorder + lv.lead, lv.lastDTS + lv.lead));
       const behind = edge - video.currentTime;
+      lv.behind = behind;
+      lv.trace.push([Math.round(performance.now()), Math.round(behind * 1000), video.readyState, Math.round((end - video.currentTime) * 1000)]);
+      if (lv.trace.length > KEEP) lv.trace.shift();
       const want = lv.targetMs / 1000;
-      if (behind > want + 0.6 || video.currentTime < b.start(b.length - 1)) video.currentTime = Math.max(b.start(b.length - 1), edge - want);
+      if (behind > want + 0.6 || video.currentTime < b.start(b.length - 1)) {
+        video.currentTime = Math.max(b.start(b.length - 1), edge - want);
+        lv.jumps++;
+      }
       else video.playbackRate = behind > want + 0.05 ? 1.1 : behind < want - 0.05 ? 0.9 : 1;
       if (video.paused) video.play().catch(() => {});
       if (sb && !sb.updating && b.start(0) < video.currentTime - 30) sb.remove(0, video.currentTime - 20);
