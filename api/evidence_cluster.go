@@ -52,18 +52,11 @@ func (h *heldBy) put(id, node string) {
 	h.m[id] = node
 }
 
-// evidenceIDOK reports an id of 26 characters of Crockford base32 (a ULID's form), the only
-// kind that is sent on to another node.
+// evidenceIDOK reports an event id (a ULID: 26 ASCII characters of Crockford base32, the
+// first at most 7; event.ParseID), the only kind that is sent on to another node.
 func evidenceIDOK(id string) bool {
-	if len(id) != 26 {
-		return false
-	}
-	for _, c := range strings.ToUpper(id) {
-		if !strings.ContainsRune("0123456789ABCDEFGHJKMNPQRSTVWXYZ", c) {
-			return false
-		}
-	}
-	return true
+	_, err := scene.ParseID(id)
+	return err == nil
 }
 
 // evidenceHeld serves an event's route here when this node holds the event (or is not in a

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,5 +92,36 @@ func TestEvidenceLookupFair(t *testing.T) {
 			t.Fatalf("another client's lookup %d of an old-style id during the flood (%d refused): %d, want 200",
 				i+1, refused.Load(), code)
 		}
+	}
+}
+
+// TestEvidenceBadIDNotForwarded: on a cluster node, ids of a ULID's length that are no event
+// id (a first character past 7: beyond 128 bits; a non-ASCII letter that upper-cases to one of
+// the alphabet's) are answered there (the evidence store's 400), without asking a peer or
+// using up the lookups (20 of each in a row: none 429).
+func TestEvidenceBadIDNotForwarded(t *testing.T) {
+	const token = "evidence-badid-token-01"
+	peer := &evidencePeer{held: map[string]bool{}}
+	srv := httptest.NewServer(peer)
+	t.Cleanup(srv.Close)
+	self := startWith(t, token, nil, func(s *api.Server) {
+		s.Evidence = newMemEvidence(t)
+		s.Cluster = peersCluster{peers: map[string]string{"node-a": srv.URL}}
+	})
+	for _, id := range []string{
+		"8ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+		"ZZZZZZZZZZZZZZZZZZZZZZZZZZ",
+		"01JABCDEFG00000000000000" + url.PathEscape("ſ"), // ſ upper-cases to S
+		"01JABCDEFG00000000000000" + url.PathEscape("ı"), // ı upper-cases to I (not in the alphabet anyway)
+	} {
+		for range 20 {
+			resp, b := self.do("GET", "/api/evidence/"+id, "")
+			if resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusNotFound {
+				t.Fatalf("GET %s: %s, want the local answer (400; 404 from this test's store): %s", id, resp.Status, b)
+			}
+		}
+	}
+	if n := peer.count(); n != 0 {
+		t.Fatalf("bad ids: the peer was asked %d times, want none", n)
 	}
 }
