@@ -56,10 +56,7 @@ func (e *exportSlots) give(client string) {
 // MaxExportsPerClient for the request's client, else answers 429.
 func (e *exportSlots) bound(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		client, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			client = r.RemoteAddr
-		}
+		client := exportClient(r)
 		if !e.take(client) {
 			w.Header().Set("Retry-After", strconv.Itoa(exportRetry))
 			writeError(w, http.StatusTooManyRequests, "exports under way: at most %d at once, %d for one client: retry later", MaxExports, MaxExportsPerClient)
@@ -68,4 +65,19 @@ func (e *exportSlots) bound(h http.HandlerFunc) http.HandlerFunc {
 		defer e.give(client)
 		h(w, r)
 	}
+}
+
+// exportClient names the client of r for MaxExportsPerClient: its address without the port,
+// and for a request another node forwarded (X-Vinfer-Forwarded-By), that node's address with
+// the client it names (X-Forwarded-For, set by the forwarding proxy): the clients of one node
+// do not share a share. A client naming itself in these headers gets no more than the total.
+func exportClient(r *http.Request) string {
+	client, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		client = r.RemoteAddr
+	}
+	if r.Header.Get(forwardedHeader) != "" {
+		client += " for " + r.Header.Get("X-Forwarded-For")
+	}
+	return client
 }
