@@ -52,18 +52,11 @@ func (h *heldBy) put(id, node string) {
 	h.m[id] = node
 }
 
-// evidenceIDOK reports an id of 26 characters of Crockford base32 (a ULID's form), the only
-// kind that is sent on to another node.
+// evidenceIDOK reports an event id (a ULID: 26 ASCII characters of Crockford base32, the
+// first at most 7; event.ParseID), the only kind that is sent on to another node.
 func evidenceIDOK(id string) bool {
-	if len(id) != 26 {
-		return false
-	}
-	for _, c := range strings.ToUpper(id) {
-		if !strings.ContainsRune("0123456789ABCDEFGHJKMNPQRSTVWXYZ", c) {
-			return false
-		}
-	}
-	return true
+	_, err := scene.ParseID(id)
+	return err == nil
 }
 
 // evidenceHeld serves an event's route here when this node holds the event (or is not in a
@@ -108,8 +101,8 @@ func (s *Server) evidenceHeld(h http.HandlerFunc) http.HandlerFunc {
 // when none holds it. An id that names its node (event.ID.Node) goes to the peer with that
 // tag without asking (or, when a few share it, to the one of them that has it): one request
 // at most per lookup, none for a tag no live peer has. An id that names none (made before
-// vinfer named nodes) is asked of every peer, at most legacyLookupRate a second over all
-// clients (ok false beyond), the answer remembered.
+// vinfer named nodes) is asked of every peer, at most legacyLookupRate a second per client
+// and legacyLookupTotal over all (api/lookupfair.go; ok false beyond), the answer remembered.
 func (s *Server) evidenceOwner(r *http.Request, id, self string, peers map[string]string) (node string, ok bool) {
 	eid, err := scene.ParseID(id)
 	if tag, named := eid.Node(); err == nil && named {
@@ -131,7 +124,7 @@ func (s *Server) evidenceOwner(r *http.Request, id, self string, peers map[strin
 		}
 		return s.askHolder(r, id, self, some), true
 	}
-	if !s.evLegacy.allow(time.Now()) {
+	if !s.evLegacy.allow(r, time.Now()) {
 		return "", false
 	}
 	node = s.askHolder(r, id, self, peers)
@@ -139,37 +132,6 @@ func (s *Server) evidenceOwner(r *http.Request, id, self string, peers map[strin
 		s.evHeldBy.put(id, node)
 	}
 	return node, true
-}
-
-// legacyLookupRate bounds the lookups of ids that name no node (each asks every peer) per
-// second, over all clients, in bursts of legacyLookupBurst.
-const (
-	legacyLookupRate  = 4
-	legacyLookupBurst = 8
-)
-
-// lookupBucket is a token bucket of legacyLookupRate a second.
-type lookupBucket struct {
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
-}
-
-// allow takes a token at now, false when there is none.
-func (b *lookupBucket) allow(now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.last.IsZero() {
-		b.tokens = legacyLookupBurst
-	} else {
-		b.tokens = min(legacyLookupBurst, b.tokens+now.Sub(b.last).Seconds()*legacyLookupRate)
-	}
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
 }
 
 // holdsEvidence reports whether this node answers for the event itself: it records evidence and

@@ -139,8 +139,8 @@ type Server struct {
 
 	// evHeldBy remembers which node holds an event (api/evidence_cluster.go).
 	evHeldBy heldBy
-	// evLegacy bounds the lookups of event ids that name no node (api/evidence_cluster.go).
-	evLegacy lookupBucket
+	// evLegacy bounds the lookups of event ids that name no node (api/lookupfair.go).
+	evLegacy lookupLimit
 }
 
 // Start validates the configuration, starts listening and serves in the background. Errors

@@ -16,12 +16,35 @@ import (
 // MinTokenLen characters; the message names the field (and, from a file, its line).
 var ErrShortSecret = errors.New("secret too short")
 
+// ErrSecretChars is wrapped when an API token has characters a bearer header (RFC 6750
+// §2.1) does not carry as written: other than printable ASCII, or a space at either end.
+var ErrSecretChars = errors.New("secret has characters a bearer header does not carry")
+
 // CheckSecret returns an error wrapping ErrShortSecret when value is set but shorter than
-// MinTokenLen characters; where names it (a field, an environment variable). Empty is no
+// MinTokenLen characters, or, for an API token (where not ending in "password"), wrapping
+// ErrSecretChars when it has a character other than printable ASCII (U+0020–U+007E) or a
+// space at either end; where names it (a field, an environment variable). Empty is no
 // secret, allowed here (the listeners decide whether they need one).
 func CheckSecret(where, value string) error {
 	if n := utf8.RuneCountInString(value); value != "" && n < MinTokenLen {
 		return fmt.Errorf("%s: %w: %d characters, at least %d (e.g. `openssl rand -hex 24`)", where, ErrShortSecret, n, MinTokenLen)
+	}
+	if !strings.HasSuffix(where, "password") {
+		return tokenChars(where, value)
+	}
+	return nil
+}
+
+// tokenChars checks an API token's characters (CheckSecret): a header's value loses the
+// spaces and line ends at its ends, and browsers send non-ASCII as ISO-8859-1 or not at all.
+func tokenChars(where, value string) error {
+	if strings.TrimSpace(value) != value {
+		return fmt.Errorf("%s: %w: a space or line end at its start or end (a file's last newline?)", where, ErrSecretChars)
+	}
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 || c > 0x7e {
+			return fmt.Errorf("%s: %w: a control or non-ASCII character at byte %d (use printable ASCII, e.g. `openssl rand -hex 24`)", where, ErrSecretChars, i)
+		}
 	}
 	return nil
 }
@@ -39,7 +62,7 @@ func (o *Output) secrets() map[string]string {
 	return m
 }
 
-// checkSecrets checks the lengths of the output's secrets (Validate; without lines).
+// checkSecrets checks the lengths (and the tokens' characters) of the output's secrets (Validate; without lines).
 func (o *Output) checkSecrets() error {
 	for _, f := range []string{"output.token", "output.rtsp.password"} {
 		if err := CheckSecret(f, o.secrets()[f]); err != nil {
@@ -50,7 +73,7 @@ func (o *Output) checkSecrets() error {
 }
 
 // checkSecretLines is checkSecrets over every secret of the file b decoded into o, naming
-// the file's line of the first too short.
+// the file's line of each refused.
 func (o *Output) checkSecretLines(b []byte) error {
 	var errs []error
 	secrets := o.secrets()
@@ -63,8 +86,12 @@ func (o *Output) checkSecretLines(b []byte) error {
 		if p, perr := yaml.PathString("$." + field); perr == nil {
 			if n, nerr := p.ReadNode(bytes.NewReader(b)); nerr == nil && n != nil {
 				at := n.GetToken().Position
-				err = fmt.Errorf("%s (line %d): %w: %d characters, at least %d (e.g. `openssl rand -hex 24`)",
-					field, at.Line, ErrShortSecret, utf8.RuneCountInString(v), MinTokenLen)
+				if errors.Is(err, ErrSecretChars) {
+					err = tokenChars(fmt.Sprintf("%s (line %d)", field, at.Line), v)
+				} else {
+					err = fmt.Errorf("%s (line %d): %w: %d characters, at least %d (e.g. `openssl rand -hex 24`)",
+						field, at.Line, ErrShortSecret, utf8.RuneCountInString(v), MinTokenLen)
+				}
 			}
 		}
 		if strings.HasPrefix(field, "output.tokens[") {

@@ -6,7 +6,7 @@ import (
 )
 
 // errInitLayout: an init section without the boxes a progressive file copies from it.
-var errInitLayout = errors.New("record: the init section lacks tkhd, mdhd, hdlr, vmhd, dinf or stsd (version 0)")
+var errInitLayout = errors.New("record: the init section lacks moov, trak, tkhd, mdhd, hdlr, vmhd, dinf or stsd (version 0)")
 
 // sampleMeta is one sample of a progressive MP4's tables.
 type sampleMeta struct {
@@ -108,6 +108,9 @@ func withDuration(b []byte, at int, d uint64) []byte {
 // in timescale ticks (the movie's too).
 func progressiveHead(init []byte, samples []sampleMeta, chunks []uint32, e edit, dataAt uint64) ([]byte, error) {
 	trak := child(init, "moov", "trak")
+	if trak == nil {
+		return nil, errInitLayout
+	}
 	tkhd, mdia := child(trak[8:], "tkhd"), child(trak[8:], "mdia")
 	if tkhd == nil || mdia == nil {
 		return nil, errInitLayout

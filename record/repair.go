@@ -34,7 +34,7 @@ func repair(path string) (int64, error) {
 			}
 			n = int64(binary.BigEndian.Uint64(hdr[8:16]))
 		}
-		if n < 8 || off+n > size { // size 0 (to the end) is what a torn writer leaves too
+		if n < 8 || n > size-off { // size 0 (to the end) is what a torn writer leaves too; size-off cannot overflow
 			break
 		}
 		switch typ {
