@@ -146,6 +146,7 @@ func New() *Metrics {
 		gbUpCollector{m},
 		onvifCollector{m}, // metrics/onvif.go
 		rtspMetaCollector{m},
+		nativeCollector{},
 		appCollector{m}, // also collects streamLatency, after dropping removed streams' series
 	)
 	return m

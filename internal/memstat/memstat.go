@@ -13,6 +13,13 @@ static size_t in_use(void) {
 	return mi.uordblks + mi.hblkhd;
 }
 
+// held is the bytes malloc holds from the system: its arenas (sbrk'ed and mmap'ed heaps,
+// arena) plus the individually mmap'ed chunks (hblkhd).
+static size_t held(void) {
+	struct mallinfo2 mi = mallinfo2();
+	return mi.arena + mi.hblkhd;
+}
+
 static int trim(void) { return malloc_trim(0); }
 
 #include <stdlib.h>
@@ -73,6 +80,11 @@ func statusField(name string) (int64, error) {
 // arena chunks in use plus individually mmap'ed chunks). Memory ONNX Runtime frees to malloc
 // leaves this figure at once, even when malloc keeps the pages (RSS).
 func NativeInUse() int64 { return int64(C.in_use()) }
+
+// NativeHeld returns the bytes glibc malloc holds from the system (mallinfo2: arenas plus
+// individually mmap'ed chunks); NativeHeld − NativeInUse is what malloc keeps free for reuse
+// (fragmentation, per-thread arenas), part of it resident.
+func NativeHeld() int64 { return int64(C.held()) }
 
 // Trim returns free C-heap memory to the kernel (malloc_trim), so that RSS reflects what is in
 // use; it reports whether any memory was released.
