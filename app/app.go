@@ -148,7 +148,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	octx, ocancel := context.WithCancel(ctx)
 	odone := make(chan struct{})
 	go func() { defer close(odone); a.overload.run(octx, a.Pipeline) }()
-	a.overloadEnd = func() { ocancel(); <-odone }
+	trimmed := startTrim(octx) // app/trim.go
+	a.overloadEnd = func() { ocancel(); <-odone; trimmed() }
 	if o.WatchModels {
 		a.Registry.Watch(ctx, time.Second)
 	}

@@ -30,6 +30,23 @@ static void *touched(size_t n) {
 	if (p != NULL) memset(p, 1, n);
 	return p;
 }
+// fragment mallocs n bytes in chunks of size, touched, then frees all but the last: the freed
+// chunks lie below one in use, so malloc keeps their pages (resident) until a trim. One C call,
+// one thread, one arena. Returns the chunk left in use.
+static void *fragment(size_t n, size_t size) {
+	size_t k = n / size;
+	if (k < 2) return NULL;
+	void **ps = malloc(k * sizeof(void *));
+	if (ps == NULL) return NULL;
+	for (size_t i = 0; i < k; i++) {
+		ps[i] = malloc(size);
+		if (ps[i] != NULL) memset(ps[i], 1, size);
+	}
+	void *last = ps[k - 1];
+	for (size_t i = 0; i + 1 < k; i++) free(ps[i]);
+	free(ps);
+	return last;
+}
 */
 import "C"
 
@@ -89,6 +106,14 @@ func NativeHeld() int64 { return int64(C.held()) }
 // Trim returns free C-heap memory to the kernel (malloc_trim), so that RSS reflects what is in
 // use; it reports whether any memory was released.
 func Trim() bool { return C.trim() != 0 }
+
+// HoldFree leaves n bytes of the C heap freed but resident, as the allocations of varying size
+// of FFmpeg and ONNX Runtime do: 4 KiB chunks freed below one kept in use. For tests of what
+// gives that memory back (Trim); release frees the kept chunk.
+func HoldFree(n int) (release func()) {
+	p := C.fragment(C.size_t(n), 4096)
+	return func() { C.free(p) }
+}
 
 // cAlloc mallocs n touched bytes (for tests, which cannot use cgo themselves).
 func cAlloc(n int) unsafe.Pointer { return C.touched(C.size_t(n)) }
