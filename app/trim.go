@@ -14,9 +14,10 @@ import (
 // one arena per thread that ever called malloc (up to 8 per core), for reuse; at a constant
 // stream count the bytes in use stay level while the pages held free grow as allocations of
 // varying size (packets, pictures, batches of varying size) land in more arenas and leave
-// holes: RSS crept ~0.5 MiB/min on the CPU (4 streams) and ~6 MiB/min on the GPU (32 nvdec
-// streams, issue 29 item 8) with the C heap in use flat. Trimming costs a few milliseconds per
-// hundred MiB held, under each arena's lock in turn.
+// holes (issue 29 item 8; docs/benchmarks.md, "Memory at a constant stream count"). A trim
+// costs tens of milliseconds per 100 MiB freed since the last one (memstat.BenchmarkTrim: 27 ms
+// for 64 MiB on a loaded 2-core machine), under each arena's lock in turn, so a thread
+// allocating meanwhile may wait that long once a minute.
 var TrimPeriod = time.Minute
 
 // startTrim trims every TrimPeriod until ctx ends; the returned func waits for the loop to end.
