@@ -22,10 +22,10 @@ var TrimPeriod = time.Minute
 
 // startTrim trims every TrimPeriod until ctx ends; the returned func waits for the loop to end.
 func startTrim(ctx context.Context) (wait func()) {
-	done := make(chan struct{})
+	done, period := make(chan struct{}), TrimPeriod
 	go func() {
 		defer close(done)
-		t := time.NewTicker(TrimPeriod)
+		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
 			select {
