@@ -108,6 +108,7 @@ while :; do
 done
 scrape "debug/pprof/heap" "$OUT/heap-end.pb.gz"
 scrape "debug/pprof/goroutine?debug=1" "$OUT/goroutines-end.txt"
+rm -f "$OUT/m.txt"
 stop
 trap - INT TERM
 

@@ -89,5 +89,4 @@ if has rss; then
   CONFIG=$cfg VINFER=$B/vinfer MINUTES=${RSS_MINUTES:-7} OUT=$OUT/soak ADDR=127.0.0.1:18291 scripts/soak.sh
   echo "soak exit status $? (0 levelled off, 1 still growing, 2 failed)"
   tail -3 "$OUT/soak/vinfer.log"
-  rm -f "$OUT/soak/m.txt"
 fi
