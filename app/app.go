@@ -148,8 +148,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	octx, ocancel := context.WithCancel(ctx)
 	odone := make(chan struct{})
 	go func() { defer close(odone); a.overload.run(octx, a.Pipeline) }()
-	trimmed := startTrim(octx) // app/trim.go
-	a.overloadEnd = func() { ocancel(); <-odone; trimmed() }
+	a.overloadEnd = func() { ocancel(); <-odone }
 	if o.WatchModels {
 		a.Registry.Watch(ctx, time.Second)
 	}

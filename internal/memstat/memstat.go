@@ -107,10 +107,9 @@ func NativeHeld() int64 { return int64(C.held()) }
 // use; it reports whether any memory was released.
 func Trim() bool { return C.trim() != 0 }
 
-// HoldFree leaves n bytes of the C heap freed but resident, as the allocations of varying size
-// of FFmpeg and ONNX Runtime do: 4 KiB chunks freed below one kept in use. For tests of what
-// gives that memory back (Trim); release frees the kept chunk.
-func HoldFree(n int) (release func()) {
+// holdFree leaves n bytes of the C heap freed but resident: 4 KiB chunks freed below one kept
+// in use (for tests of Trim, which cannot use cgo themselves); release frees the kept chunk.
+func holdFree(n int) (release func()) {
 	p := C.fragment(C.size_t(n), 4096)
 	return func() { C.free(p) }
 }

@@ -40,17 +40,17 @@ func TestNativeInUse(t *testing.T) {
 	Trim()
 }
 
-// TestHoldFree: HoldFree's memory is resident until Trim gives it back, and no longer counted
+// TestHoldFree: holdFree's memory is resident until Trim gives it back, and no longer counted
 // in use.
 func TestHoldFree(t *testing.T) {
 	Trim()
 	in0 := NativeInUse()
 	r0, _ := RSS()
-	release := HoldFree(32 << 20)
+	release := holdFree(32 << 20)
 	defer release()
 	r1, _ := RSS()
 	if in := NativeInUse() - in0; in > 1<<20 {
-		t.Errorf("%d KiB still in use after HoldFree", in>>10)
+		t.Errorf("%d KiB still in use after holdFree", in>>10)
 	}
 	if r1-r0 < 24<<20 {
 		t.Skipf("malloc returned the freed pages by itself (%d MiB resident of 32)", (r1-r0)>>20)
@@ -61,12 +61,12 @@ func TestHoldFree(t *testing.T) {
 	}
 }
 
-// BenchmarkTrim: malloc_trim(0) with 64 MiB freed but resident (HoldFree), the cost of one
-// periodic trim (app.TrimPeriod) per 64 MiB of free pages.
+// BenchmarkTrim: malloc_trim(0) with 64 MiB freed but resident (holdFree): what Trim costs
+// (app's returnMemory after a stream's removal) per 64 MiB of free pages.
 func BenchmarkTrim(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
-		release := HoldFree(64 << 20)
+		release := holdFree(64 << 20)
 		b.StartTimer()
 		Trim()
 		b.StopTimer()
