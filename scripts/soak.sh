@@ -82,7 +82,7 @@ until scrape metrics "$OUT/m.txt"; do
 	w=$((w + 1))
 done
 dur=$((MINUTES * 60))
-echo "soak: pid $pid, $STREAMS stream(s), $MINUTES min, a sample every ${PERIOD}s into $csv"
+echo "soak: pid $pid, ${CONFIG:-$STREAMS stream(s)}, $MINUTES min, a sample every ${PERIOD}s into $csv"
 t0=$(date +%s)
 q1=0
 while :; do
