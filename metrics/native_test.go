@@ -11,7 +11,8 @@ import (
 )
 
 // TestNativeHeapSeries: /metrics tells the C heap (FFmpeg, ONNX Runtime) apart from Go's, so a
-// soak can say which side grows (issue 29, item 8): both series are there, in use ≤ held.
+// soak can say which side grows (issue 29, item 8): the series are there, in use ≤ held, and
+// malloc's arenas counted.
 func TestNativeHeapSeries(t *testing.T) {
 	srv := httptest.NewServer(metrics.New().Handler())
 	defer srv.Close()
@@ -40,5 +41,8 @@ func TestNativeHeapSeries(t *testing.T) {
 	in, held := val("vinfer_native_heap_inuse_bytes"), val("vinfer_native_heap_held_bytes")
 	if in <= 0 || held < in {
 		t.Errorf("native heap in use %.0f, held %.0f: want 0 < in use ≤ held", in, held)
+	}
+	if n := val("vinfer_native_heap_arenas"); n < 1 {
+		t.Errorf("%v malloc arenas, want ≥ 1", n)
 	}
 }

@@ -15,6 +15,7 @@
 #   native_mib       rss_mib − go_resident_mib: FFmpeg, ONNX Runtime, malloc (cgo side), binary text
 #   c_inuse_mib      vinfer_native_heap_inuse_bytes: C heap allocated and not freed (mallinfo2)
 #   c_held_mib       vinfer_native_heap_held_bytes: C heap malloc holds from the system
+#   arenas           vinfer_native_heap_arenas: glibc malloc arenas (each keeps its own free memory)
 #   goroutines       go_goroutines
 #   fds              process_open_fds
 #   threads          Threads of /proc/PID/status
@@ -24,7 +25,7 @@
 # half's RSS slope is within ±LEVEL (0.25) MiB/min, else "still growing". Go heap profiles at
 # one quarter and at the end ($OUT/heap-q1.pb.gz, $OUT/heap-end.pb.gz) give the Go side's diff:
 #   go tool pprof -diff_base $OUT/heap-q1.pb.gz -sample_index=inuse_space $VINFER $OUT/heap-end.pb.gz
-# Exit status: 0 levelled off, 1 still growing, 2 the run failed (vinfer died, no samples).
+# Exit status: 0 levelled off, 1 still growing, 2 the run failed (vinfer died, too few samples).
 #
 # Load: realtime file streams capped at MAX_FPS inferred frames a second with one ONNX Runtime
 # thread; the default (3 streams, 2 fps) takes about 0.3 of a CPU core.
@@ -63,7 +64,7 @@ fi
 
 csv=$OUT/soak.csv
 log=$OUT/vinfer.log
-echo "t_s,rss_mib,go_heap_mib,go_resident_mib,native_mib,c_inuse_mib,c_held_mib,goroutines,fds,threads,frames" >"$csv"
+echo "t_s,rss_mib,go_heap_mib,go_resident_mib,native_mib,c_inuse_mib,c_held_mib,arenas,goroutines,fds,threads,frames" >"$csv"
 "$VINFER" run --config "$cfg" --http "$ADDR" --jsonl none >"$log" 2>&1 &
 pid=$!
 stop() { kill -INT $pid 2>/dev/null; local w=0; while kill -0 $pid 2>/dev/null && [ $w -lt 300 ]; do sleep 0.1; w=$((w + 1)); done; kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null; }
@@ -95,10 +96,11 @@ while :; do
 		awk -v t="$t" -v rss="$rss" -v heap="$(metric go_memstats_heap_inuse_bytes $m)" \
 			-v sys="$(metric go_memstats_sys_bytes $m)" -v rel="$(metric go_memstats_heap_released_bytes $m)" \
 			-v ci="$(metric vinfer_native_heap_inuse_bytes $m)" -v ch="$(metric vinfer_native_heap_held_bytes $m)" \
+			-v ar="$(metric vinfer_native_heap_arenas $m)" \
 			-v g="$(metric go_goroutines $m)" -v fds="$(metric process_open_fds $m)" -v thr="$thr" \
 			-v fr="$(metric vinfer_frames_inferred_total $m)" \
 			'BEGIN {M = 1048576; r = rss * 1024 / M; gr = (sys - rel) / M
-				printf "%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%d,%d,%d\n", t, r, heap / M, gr, r - gr, ci / M, ch / M, g, fds, thr, fr}' >>"$csv"
+				printf "%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%d,%d,%d,%d\n", t, r, heap / M, gr, r - gr, ci / M, ch / M, ar, g, fds, thr, fr}' >>"$csv"
 	fi
 	if [ $q1 = 0 ] && [ $t -ge $((dur / 4)) ]; then
 		scrape "debug/pprof/heap" "$OUT/heap-q1.pb.gz" && q1=1
@@ -116,7 +118,7 @@ trap - INT TERM
 # in MiB a minute.
 slope() {
 	awk -F, -v c="$1" -v a="$2" -v b="$3" 'NR > 1 && $1 >= a && $1 <= b {n++; x = $1 / 60; y = $c; sx += x; sy += y; sxx += x * x; sxy += x * y}
-		END {d = n * sxx - sx * sx; printf "%+.2f", (n > 2 && d > 0) ? (n * sxy - sx * sy) / d : 0}' "$csv"
+		END {d = n * sxx - sx * sx; if (n > 2 && d > 0) printf "%+.2f", (n * sxy - sx * sy) / d; else printf "n/a"}' "$csv"
 }
 last=$(tail -1 "$csv" | cut -d, -f1)
 h=$((last / 2))
@@ -127,6 +129,10 @@ for col in 2:rss 3:go_heap 5:native 6:c_heap_inuse 7:c_heap_held; do
 	printf "  %-18s %12s %12s\n" "${col#*:}" "$(slope "${col%%:*}" 0 $h)" "$(slope "${col%%:*}" $h "$last")"
 done
 s=$(slope 2 $h "$last")
+if [ "$s" = n/a ]; then
+	echo "soak: too few samples for a slope (run longer, or a shorter PERIOD)"
+	exit 2
+fi
 if awk -v s="$s" -v l="$LEVEL" 'BEGIN {exit !(s <= l && s >= -l)}'; then
 	echo "soak: RSS levelled off (last half ${s} MiB/min, within ±$LEVEL)"
 	exit 0

@@ -20,10 +20,30 @@ static size_t held(void) {
 	return mi.arena + mi.hblkhd;
 }
 
-static int trim(void) { return malloc_trim(0); }
-
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+// arenas counts malloc's arenas (the main one and one per group of threads, up to 8 per core):
+// the <heap nr=…> elements of malloc_info's XML. -1 when it cannot tell.
+static int arenas(void) {
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (f == NULL) return -1;
+	int r = malloc_info(0, f);
+	fclose(f);
+	int n = 0;
+	if (r == 0 && buf != NULL) {
+		for (char *p = buf; (p = strstr(p, "<heap nr=")) != NULL; p++) n++;
+	} else {
+		n = -1;
+	}
+	free(buf);
+	return n;
+}
+
+static int trim(void) { return malloc_trim(0); }
 
 static void *touched(size_t n) {
 	void *p = malloc(n);
@@ -102,6 +122,11 @@ func NativeInUse() int64 { return int64(C.in_use()) }
 // individually mmap'ed chunks); NativeHeld − NativeInUse is what malloc keeps free for reuse
 // (fragmentation, per-thread arenas), part of it resident.
 func NativeHeld() int64 { return int64(C.held()) }
+
+// Arenas returns how many arenas glibc malloc has (malloc_info), -1 when it cannot tell. Each
+// thread that allocates is given one, up to 8 per core (MALLOC_ARENA_MAX caps it), and each
+// keeps its own free memory: more arenas, more of the C heap held but not in use.
+func Arenas() int { return int(C.arenas()) }
 
 // Trim returns free C-heap memory to the kernel (malloc_trim), so that RSS reflects what is in
 // use; it reports whether any memory was released.

@@ -74,3 +74,13 @@ func BenchmarkTrim(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestArenas: malloc_info lists at least the main arena (a Go test binary's threads have made
+// a few more).
+func TestArenas(t *testing.T) {
+	n := Arenas()
+	if n < 1 {
+		t.Fatalf("%d arenas", n)
+	}
+	t.Logf("%d malloc arenas", n)
+}
