@@ -20,15 +20,15 @@
 #   fds              process_open_fds
 #   threads          Threads of /proc/PID/status
 #   frames           vinfer_frames_inferred_total, all streams (proves the run is alive)
-# At the end it prints, for rss, go_heap, native and the C heap, the least-squares slope over the last half
-# of the run (MiB/min) and over the first half, and a verdict: "levelled off" when the last
-# half's RSS slope is within ±LEVEL (0.25) MiB/min, else "still growing". Go heap profiles at
+# At the end it prints, for rss, go_heap, native and the C heap, the least-squares slope
+# (MiB/min) over the first and over the last half of the run, and a verdict: "levelled off"
+# when the last half's RSS slope is within ±LEVEL (0.25) MiB/min, else "still growing". Go heap profiles at
 # one quarter and at the end ($OUT/heap-q1.pb.gz, $OUT/heap-end.pb.gz) give the Go side's diff:
 #   go tool pprof -diff_base $OUT/heap-q1.pb.gz -sample_index=inuse_space $VINFER $OUT/heap-end.pb.gz
 # Exit status: 0 levelled off, 1 still growing, 2 the run failed (vinfer died, too few samples).
 #
 # Load: realtime file streams capped at MAX_FPS inferred frames a second with one ONNX Runtime
-# thread; the default (3 streams, 2 fps) takes about 0.3 of a CPU core.
+# thread; 4 streams at 2 fps took 0.28 of a CPU core (2026-12-06), the default 3 a little less.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 MINUTES=${MINUTES:-10}
