@@ -22,8 +22,9 @@
 #   frames           vinfer_frames_inferred_total, all streams (proves the run is alive)
 # At the end it prints, for rss, go_heap, native and the C heap, the least-squares slope
 # (MiB/min) over the first and over the last half of the run, and a verdict: "levelled off"
-# when the last half's RSS slope is within ±LEVEL (0.25) MiB/min, else "still growing". Go heap profiles at
-# one quarter and at the end ($OUT/heap-q1.pb.gz, $OUT/heap-end.pb.gz) give the Go side's diff:
+# when the last half's RSS slope is within ±LEVEL (0.25) MiB/min, else "still growing". Go heap
+# profiles at one quarter and at the end ($OUT/heap-q1.pb.gz, $OUT/heap-end.pb.gz) give the Go
+# side's diff:
 #   go tool pprof -diff_base $OUT/heap-q1.pb.gz -sample_index=inuse_space $VINFER $OUT/heap-end.pb.gz
 # Exit status: 0 levelled off, 1 still growing, 2 the run failed (vinfer died, too few samples).
 #
