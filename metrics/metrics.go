@@ -147,6 +147,7 @@ func New() *Metrics {
 		onvifCollector{m}, // metrics/onvif.go
 		rtspMetaCollector{m},
 		rtspAuthCollector{m},
+		nativeCollector{},
 		appCollector{m}, // also collects streamLatency, after dropping removed streams' series
 	)
 	return m

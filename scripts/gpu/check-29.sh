@@ -7,9 +7,11 @@
 #   stop    RUNS (6) runs of `vinfer run` with STREAMS (32) looping nvdec streams, each stopped by
 #           SIGINT after STOP_AFTER (20) s, a second SIGINT and a SIGTERM 0.2 s later: exit status,
 #           whether the summary was printed, seconds from SIGINT to exit, fatal errors (item 2)
-#   rss     one run of the same streams for RSS_SECONDS (420): VmRSS every 5 s into rss.csv, then
-#           stopped by SIGINT (item 8: does host RSS level off at a constant stream count?)
-# STEPS picks them (default "scan stop"). Results: $OUT/check-29.log, $OUT/rss.csv.
+#   rss     scripts/soak.sh over the same streams for RSS_MINUTES (7): RSS, Go heap, C heap in
+#           use and held, goroutines, fds, threads every 10 s into $OUT/soak/soak.csv, the slopes
+#           of the first and last half and whether RSS levelled off (item 8); Go heap profiles
+#           at a quarter and at the end in $OUT/soak/
+# STEPS picks them (default "scan stop"). Results: $OUT/check-29.log, $OUT/soak/.
 set -uo pipefail
 OUT=${OUT:-/tmp/vinfer-out}
 mkdir -p "$OUT"
@@ -47,14 +49,13 @@ if has scan; then
   echo "scan exit status $?"
 fi
 
-# one_run NAME SECONDS [rss]: starts vinfer, waits SECONDS, SIGINT (+ a second SIGINT and a
+# one_run NAME SECONDS: starts vinfer, waits SECONDS, SIGINT (+ a second SIGINT and a
 # SIGTERM), waits up to 60 s for the exit.
 one_run() {
   local name=$1 secs=$2 log=$B/$1.log
   $B/vinfer run --config "$cfg" --log-level debug >"$log" 2>&1 &
   local pid=$! t=0
   while [ $t -lt "$secs" ] && kill -0 $pid 2>/dev/null; do
-    [ "${3:-}" = rss ] && echo "$t,$(awk '/VmRSS/{print $2}' /proc/$pid/status 2>/dev/null)" >>"$OUT/rss.csv"
     sleep 5
     t=$((t + 5))
   done
@@ -84,8 +85,8 @@ if has stop; then
   cp $B/stop1.log "$OUT/stop1.log"
 fi
 if has rss; then
-  echo "== rss: $streams nvdec streams for ${RSS_SECONDS:-420}s"
-  echo "seconds,vmrss_kib" >"$OUT/rss.csv"
-  one_run rss "${RSS_SECONDS:-420}" rss
-  awk -F, 'NR>1 && $2!=""{print}' "$OUT/rss.csv" | awk -F, 'NR==1{f=$2} {l=$2; n++; a[n]=$2} END{printf "rss samples %d first %d KiB last %d KiB; at 1/4 %d, 1/2 %d, 3/4 %d\n", n, f, l, a[int(n/4)], a[int(n/2)], a[int(3*n/4)]}'
+  echo "== rss: $streams nvdec streams for ${RSS_MINUTES:-7} min (scripts/soak.sh)"
+  CONFIG=$cfg VINFER=$B/vinfer MINUTES=${RSS_MINUTES:-7} OUT=$OUT/soak ADDR=127.0.0.1:18291 scripts/soak.sh
+  echo "soak exit status $? (0 levelled off, 1 still growing, 2 failed)"
+  tail -3 "$OUT/soak/vinfer.log"
 fi
