@@ -77,59 +77,60 @@ func (d *NVDECStream) Pool() *frame.Pool { return d.nv.Pool() }
 // free frame when the pipeline holds all of them; access units before the first key frame are
 // skipped with a DecodeError).
 func (d *NVDECStream) Decode(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) error {
-	if d.Shared {
-		if err := d.Device.Bind(); err != nil {
-			return err
-		}
-		defer d.Device.Unbind()
-	} else if err := d.bind(); err != nil {
+	release, err := d.enter(emit)
+	if err != nil {
 		return err
 	}
-	d.emit = emit
+	defer release()
 	return d.nv.Decode(ctx, au, d.mark)
+}
+
+// enter makes the CUDA context current for a call (the shared device's, bound to this thread
+// until release; or the stream's own) and sets where its pictures go.
+func (d *NVDECStream) enter(emit func(*frame.Frame) error) (release func(), err error) {
+	if d.Shared {
+		if err := d.Device.Bind(); err != nil {
+			return nil, err
+		}
+		d.emit = emit
+		return d.Device.Unbind, nil
+	}
+	if err := d.bind(); err != nil {
+		return nil, err
+	}
+	d.emit = emit
+	return func() {}, nil
 }
 
 // Flush emits the frames NVDEC still holds at the end of the stream.
 func (d *NVDECStream) Flush(ctx context.Context, emit func(*frame.Frame) error) error {
-	if d.Shared {
-		if err := d.Device.Bind(); err != nil {
-			return err
-		}
-		defer d.Device.Unbind()
-	} else if err := d.bind(); err != nil {
+	release, err := d.enter(emit)
+	if err != nil {
 		return err
 	}
-	d.emit = emit
+	defer release()
 	return d.nv.Flush(ctx, d.mark)
 }
 
 // ProbeKey decodes the key frame au alone and emits its picture (NVDEC.ProbeKey), for
 // decpool's shared key-frame decoders.
 func (d *NVDECStream) ProbeKey(ctx context.Context, au *media.AccessUnit, emit func(*frame.Frame) error) (KeyProbe, error) {
-	if d.Shared {
-		if err := d.Device.Bind(); err != nil {
-			return KeyProbe{}, err
-		}
-		defer d.Device.Unbind()
-	} else if err := d.bind(); err != nil {
+	release, err := d.enter(emit)
+	if err != nil {
 		return KeyProbe{}, err
 	}
-	d.emit = emit
+	defer release()
 	return d.nv.ProbeKey(ctx, au, d.mark)
 }
 
 // Park emits the frames NVDEC still holds and keeps it set up where it can (NVDEC.Park), for
 // a stream going idle that gives its decoder back to decpool.
 func (d *NVDECStream) Park(ctx context.Context, emit func(*frame.Frame) error) error {
-	if d.Shared {
-		if err := d.Device.Bind(); err != nil {
-			return err
-		}
-		defer d.Device.Unbind()
-	} else if err := d.bind(); err != nil {
+	release, err := d.enter(emit)
+	if err != nil {
 		return err
 	}
-	d.emit = emit
+	defer release()
 	return d.nv.Park(ctx, d.mark)
 }
 
