@@ -13,23 +13,39 @@ import (
 // OPTIONS probes. Connections beyond it are closed on accept, counted (Counters.ConnsRefused).
 func maxConns(maxClients int) int { return 2*maxClients + 8 }
 
+// maxConnsPerAddr is the connections one remote address may hold at once: every session a
+// client may play (one NVR taking all of them) plus a few probes, so that one address alone
+// cannot take every place from the others.
+func maxConnsPerAddr(maxClients int) int { return maxClients + 4 }
+
 // connLimit bounds the connections open at once (an attacker opening thousands would run the
 // process out of file descriptors before authenticating: RTSP asks for credentials only in
 // the first request). An accept error other than the listener's closing (EMFILE) is retried
 // after a pause (5 ms, doubling up to 1 s): gortsplib would stop serving on it.
 type connLimit struct {
 	net.Listener
-	max     int
-	refused *atomic.Uint64
+	max, perAddr int
+	refused      *atomic.Uint64
 
 	mu     sync.Mutex
 	open   int
+	byAddr map[string]int // open connections per remote IP address; at most max entries
 	closed chan struct{}
 	once   sync.Once
 }
 
-func newConnLimit(ln net.Listener, max int, refused *atomic.Uint64) *connLimit {
-	return &connLimit{Listener: ln, max: max, refused: refused, closed: make(chan struct{})}
+func newConnLimit(ln net.Listener, max, perAddr int, refused *atomic.Uint64) *connLimit {
+	return &connLimit{Listener: ln, max: max, perAddr: perAddr, refused: refused,
+		byAddr: map[string]int{}, closed: make(chan struct{})}
+}
+
+// remoteIP is c's remote IP address as text (the whole address where it has no port).
+func remoteIP(c net.Conn) string {
+	a := c.RemoteAddr().String()
+	if host, _, err := net.SplitHostPort(a); err == nil {
+		return host
+	}
+	return a
 }
 
 func (l *connLimit) Accept() (net.Conn, error) {
@@ -51,10 +67,12 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			continue
 		}
 		pause = 0
+		ip := remoteIP(c)
 		l.mu.Lock()
-		ok := l.open < l.max
+		ok := l.open < l.max && l.byAddr[ip] < l.perAddr
 		if ok {
 			l.open++
+			l.byAddr[ip]++
 		}
 		l.mu.Unlock()
 		if !ok {
@@ -62,7 +80,7 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			_ = c.Close()
 			continue
 		}
-		lc := &limitedConn{Conn: c, l: l, accepted: time.Now()}
+		lc := &limitedConn{Conn: c, l: l, ip: ip, accepted: time.Now()}
 		_ = lc.SetReadDeadline(time.Time{})
 		return lc, nil
 	}
@@ -83,6 +101,7 @@ const firstRequestTimeout = 10 * time.Second
 type limitedConn struct {
 	net.Conn
 	l        *connLimit
+	ip       string
 	once     sync.Once
 	accepted time.Time
 	spoke    atomic.Bool
@@ -116,6 +135,9 @@ func (c *limitedConn) Close() error {
 	c.once.Do(func() {
 		c.l.mu.Lock()
 		c.l.open--
+		if c.l.byAddr[c.ip]--; c.l.byAddr[c.ip] <= 0 {
+			delete(c.l.byAddr, c.ip)
+		}
 		c.l.mu.Unlock()
 	})
 	return c.Conn.Close()

@@ -3,11 +3,14 @@ package onvifmeta_test
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/vinfer/vinfer/internal/testutil"
 	"github.com/vinfer/vinfer/onvifmeta"
 )
 
@@ -27,36 +30,14 @@ func TestConnectionsBounded(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for range limit {
-		c, err := net.DialTimeout("tcp", srv.Addr(), waitLimit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, c)
+	for i := range limit { // each from its own address: one address alone may hold fewer
+		held = append(held, dialFrom(t, fmt.Sprintf("127.0.0.%d", 10+i), srv.Addr()))
 	}
 	// Each held connection is served: it answers OPTIONS.
-	options := func(c net.Conn) error {
-		c.SetDeadline(time.Now().Add(waitLimit))
-		if _, err := c.Write([]byte("OPTIONS rtsp://" + srv.Addr() + "/ RTSP/1.0\r\nCSeq: 1\r\n\r\n")); err != nil {
-			return err
-		}
-		line, err := bufio.NewReader(c).ReadString('\n')
-		if err != nil {
-			return err
-		}
-		if line[:12] != "RTSP/1.0 200" {
-			return errors.New(line)
-		}
-		return nil
-	}
-	if err := options(held[0]); err != nil {
+	if err := optionsOK(held[0], srv.Addr()); err != nil {
 		t.Fatal(err)
 	}
-	extra, err := net.DialTimeout("tcp", srv.Addr(), waitLimit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer extra.Close()
+	extra := dialFrom(t, "127.0.0.9", srv.Addr())
 	extra.SetReadDeadline(time.Now().Add(waitLimit))
 	if n, err := extra.Read(make([]byte, 1)); err != io.EOF && !errors.Is(err, net.ErrClosed) && !isReset(err) {
 		t.Fatalf("connection %d: read %d, %v; want it closed by the server", limit+1, n, err)
@@ -71,7 +52,7 @@ func TestConnectionsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = options(c)
+		err = optionsOK(c, srv.Addr())
 		c.Close()
 		if err == nil {
 			break
@@ -81,6 +62,71 @@ func TestConnectionsBounded(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// dialFrom connects to addr from the loopback address ip (any 127.0.0.0/8 address is local).
+func dialFrom(t *testing.T, ip, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: waitLimit, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// optionsOK sends OPTIONS on c and reads the status line: nil for 200.
+func optionsOK(c net.Conn, addr string) error {
+	c.SetDeadline(time.Now().Add(waitLimit))
+	if _, err := c.Write([]byte("OPTIONS rtsp://" + addr + "/ RTSP/1.0\r\nCSeq: 1\r\n\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "RTSP/1.0 200") {
+		return errors.New(line)
+	}
+	return nil
+}
+
+// TestConnectionsPerAddress: one address holds at most max_clients+4 connections; one more
+// from it is closed on accept and counted, while another address is still served (one client
+// silent on every place refused everyone else).
+func TestConnectionsPerAddress(t *testing.T) {
+	srv, err := onvifmeta.New(onvifmeta.Config{Listen: "127.0.0.1:0", MaxClients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	const perAddr = 1 + 4
+	var held []net.Conn
+	for range perAddr {
+		held = append(held, dialFrom(t, "127.0.0.1", srv.Addr()))
+	}
+	if err := optionsOK(held[perAddr-1], srv.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	extra := dialFrom(t, "127.0.0.1", srv.Addr())
+	extra.SetReadDeadline(time.Now().Add(waitLimit))
+	if n, err := extra.Read(make([]byte, 1)); err != io.EOF && !errors.Is(err, net.ErrClosed) && !isReset(err) {
+		t.Fatalf("connection %d from one address: read %d, %v; want it closed by the server", perAddr+1, n, err)
+	}
+	if got := srv.Counters().ConnsRefused; got != 1 {
+		t.Fatalf("connections refused %d, want 1", got)
+	}
+	if err := optionsOK(dialFrom(t, "127.0.0.2", srv.Addr()), srv.Addr()); err != nil {
+		t.Fatalf("another address: %v", err)
+	}
+	// A place given back is this address's again.
+	held[0].Close()
+	testutil.Eventually(t, waitLimit, "a place of 127.0.0.1 given back", func() bool {
+		c := dialFrom(t, "127.0.0.1", srv.Addr())
+		defer c.Close()
+		return optionsOK(c, srv.Addr()) == nil
+	})
 }
 
 func isReset(err error) bool {

@@ -135,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 			if err != nil {
 				return nil, err
 			}
-			return newConnLimit(ln, maxConns(cfg.MaxClients), &s.connsRefused), nil
+			return newConnLimit(ln, maxConns(cfg.MaxClients), maxConnsPerAddr(cfg.MaxClients), &s.connsRefused), nil
 		}}
 	if cfg.UDPPort != 0 {
 		host, _, err := net.SplitHostPort(cfg.Listen)
@@ -178,7 +178,7 @@ type Counters struct {
 	Clients int
 	// Dropped: clients dropped for being slow; Refused: SETUPs refused beyond MaxClients;
 	// Docs: metadata documents sent; ConnsRefused: connections closed on accept beyond
-	// 2×MaxClients+8 open at once.
+	// 2×MaxClients+8 open at once, or MaxClients+4 from one remote address.
 	Dropped, Refused, Docs, ConnsRefused uint64
 	// AuthFailed: requests with wrong credentials (each answered 401 after a second): the
 	// sum of Auth's wrong and method.
