@@ -2,28 +2,18 @@ package api_test
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/vinfer/vinfer/config"
 )
 
 // TestCloseCutsStalledExports: exports whose clients stopped reading are cut when the server
 // closes (SIGINT), not waited for: Close gave them 5 s and then returned with them still
 // open, so vinfer took over 5 s to stop and each client, reading again, got its whole export.
 func TestCloseCutsStalledExports(t *testing.T) {
-	dir := t.TempDir()
-	t0 := time.Now().Add(-30 * time.Minute).Truncate(time.Second)
-	recordLoops(t, filepath.Join(dir, "rec"), "cam1", "videos/one-by-one-person-detection.mp4", 6, t0) // 19 MB
-	e := startWith(t, "", func(c *config.Config) {
-		c.Record = &config.Record{Dir: filepath.Join(dir, "rec"), Segment: config.Duration(10 * time.Minute)}
-	}, nil)
-	path := fmt.Sprintf("/api/streams/cam1/export.mp4?start=%d&end=%d", t0.Unix(), t0.Add(59*time.Minute).Unix())
+	e, _, path := hourOfExports(t)
 	resp, err := http.Get(e.url + path)
 	if err != nil {
 		t.Fatal(err)

@@ -71,6 +71,19 @@ func recordLoops(t *testing.T, dir, stream, rel string, n int, t0 time.Time) {
 
 // stalledExport sends an export request on a connection with a 4 KiB receive buffer, reads
 // its status line, and then reads nothing more: the answer (megabytes) stays in flight.
+// hourOfExports starts an API over an hour of recording of cam1 (the person clip looped, 19
+// MB, 10-minute segments from t0) and returns it with the path of an export of 59 minutes of it.
+func hourOfExports(t *testing.T) (e *env, t0 time.Time, path string) {
+	t.Helper()
+	dir := t.TempDir()
+	t0 = time.Now().Add(-30 * time.Minute).Truncate(time.Second)
+	recordLoops(t, filepath.Join(dir, "rec"), "cam1", "videos/one-by-one-person-detection.mp4", 6, t0)
+	e = startWith(t, "", func(c *config.Config) {
+		c.Record = &config.Record{Dir: filepath.Join(dir, "rec"), Segment: config.Duration(10 * time.Minute)}
+	}, nil)
+	return e, t0, fmt.Sprintf("/api/streams/cam1/export.mp4?start=%d&end=%d", t0.Unix(), t0.Add(59*time.Minute).Unix())
+}
+
 func stalledExport(t *testing.T, addr, path string) (net.Conn, string) {
 	t.Helper()
 	return stalledExportFrom(t, "", addr, path)
@@ -112,13 +125,7 @@ func stalledExportHeader(t *testing.T, ip, addr, path, hdr string) (net.Conn, st
 // is answered 429 (Retry-After) rather than a further file walk and fragment in memory, and
 // a slot comes back when a client hangs up.
 func TestConcurrentExportsBounded(t *testing.T) {
-	dir := t.TempDir()
-	t0 := time.Now().Add(-30 * time.Minute).Truncate(time.Second)
-	recordLoops(t, filepath.Join(dir, "rec"), "cam1", "videos/one-by-one-person-detection.mp4", 6, t0) // 19 MB
-	e := startWith(t, "", func(c *config.Config) {
-		c.Record = &config.Record{Dir: filepath.Join(dir, "rec"), Segment: config.Duration(10 * time.Minute)}
-	}, nil)
-	path := fmt.Sprintf("/api/streams/cam1/export.mp4?start=%d&end=%d", t0.Unix(), t0.Add(59*time.Minute).Unix())
+	e, _, path := hourOfExports(t)
 	addr := e.url[len("http://"):]
 	var held []net.Conn
 	for i := range api.MaxExports { // from as many clients (one client: api.MaxExportsPerClient)
@@ -148,13 +155,7 @@ func TestConcurrentExportsBounded(t *testing.T) {
 // answered (before: it took every slot, and the others waited up to the 10-minute write
 // deadline).
 func TestExportsFairPerClient(t *testing.T) {
-	dir := t.TempDir()
-	t0 := time.Now().Add(-30 * time.Minute).Truncate(time.Second)
-	recordLoops(t, filepath.Join(dir, "rec"), "cam1", "videos/one-by-one-person-detection.mp4", 6, t0) // 19 MB
-	e := startWith(t, "", func(c *config.Config) {
-		c.Record = &config.Record{Dir: filepath.Join(dir, "rec"), Segment: config.Duration(10 * time.Minute)}
-	}, nil)
-	path := fmt.Sprintf("/api/streams/cam1/export.mp4?start=%d&end=%d", t0.Unix(), t0.Add(59*time.Minute).Unix())
+	e, t0, path := hourOfExports(t)
 	addr := e.url[len("http://"):]
 	held := 0
 	for range api.MaxExports {
@@ -183,13 +184,7 @@ func TestExportsFairPerClient(t *testing.T) {
 // client in X-Forwarded-For) count toward the client's share, not the forwarding node's: two
 // clients of one node each hold api.MaxExportsPerClient stalled exports here.
 func TestExportsPerForwardedClient(t *testing.T) {
-	dir := t.TempDir()
-	t0 := time.Now().Add(-30 * time.Minute).Truncate(time.Second)
-	recordLoops(t, filepath.Join(dir, "rec"), "cam1", "videos/one-by-one-person-detection.mp4", 6, t0) // 19 MB
-	e := startWith(t, "", func(c *config.Config) {
-		c.Record = &config.Record{Dir: filepath.Join(dir, "rec"), Segment: config.Duration(10 * time.Minute)}
-	}, nil)
-	path := fmt.Sprintf("/api/streams/cam1/export.mp4?start=%d&end=%d", t0.Unix(), t0.Add(59*time.Minute).Unix())
+	e, _, path := hourOfExports(t)
 	addr := e.url[len("http://"):]
 	for _, client := range []string{"192.0.2.10", "192.0.2.11"} {
 		for i := range api.MaxExportsPerClient {
